@@ -1,0 +1,159 @@
+"""The figures registry: every number the source articles print, as an *expected* value.
+
+Used by every notebook's closing cell and by the unit tests. The registry lives once, in
+``data/figures.json``; code never types an article's result in, it computes the value and
+asks :func:`check_figure` whether it matches.
+
+An entry looks like::
+
+    "interface.toy.attention": {
+        "figure": "attention weights, 4 d.p. ...",     # the row of shared/figures.md
+        "article": "interface",                        # interface | lab | decoding | gpt2
+        "notebooks": ["03_attention"],
+        "needs_pretrained_weights": false,
+        "values": {
+            "weights": {"expected": [[1.0, 0.0, 0.0], ...], "decimals": 4, "tol": 5e-05}
+        }
+    }
+
+A value's ``decimals`` is the precision the article prints (``null``: the article prints the
+full float, shown with ``repr``); ``tol`` is the largest absolute difference accepted
+(default: half a unit of the last printed decimal, i.e. "rounds to the printed digits").
+Integers, strings and booleans compare exactly.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from functools import lru_cache
+from numbers import Integral, Real
+from pathlib import Path
+
+DATA_DIR = Path(os.environ.get("COURSE_DATA_DIR", Path(__file__).resolve().parent.parent / "data"))
+REGISTRY_PATH = DATA_DIR / "figures.json"
+
+
+class FigureMismatch(AssertionError):
+    """A computed value does not reproduce the article's figure."""
+
+
+@lru_cache(maxsize=1)
+def load_registry() -> dict:
+    """The whole registry, as a dict keyed by figure id."""
+    try:
+        text = REGISTRY_PATH.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"the figures registry {REGISTRY_PATH} is missing; it ships with the course in data/ "
+            f"(set COURSE_DATA_DIR if you moved data/)") from None
+    return json.loads(text)
+
+
+def figure(figure_id: str) -> dict:
+    """One registry entry, or a KeyError that lists close ids."""
+    registry = load_registry()
+    if figure_id not in registry:
+        prefix = figure_id.split(".")[0]
+        near = [k for k in registry if k.startswith(prefix)]
+        raise KeyError(f"no figure {figure_id!r} in the registry; ids of that article: {near}")
+    return registry[figure_id]
+
+
+def expected(figure_id: str, name: str):
+    """The article's value for ``name`` of a figure (for plotting targets beside computed values)."""
+    values = figure(figure_id)["values"]
+    if name not in values:
+        raise KeyError(f"figure {figure_id!r} has no value {name!r}; it has {sorted(values)}")
+    return values[name]["expected"]
+
+
+def to_plain(value):
+    """Tensors, arrays and numpy scalars -> plain Python numbers and nested lists."""
+    if hasattr(value, "detach"):           # torch.Tensor
+        value = value.detach().cpu()
+        return value.tolist() if value.dim() else value.item()
+    if hasattr(value, "tolist"):           # numpy array or scalar
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [to_plain(v) for v in value]
+    return value
+
+
+def format_value(value, decimals):
+    """Print ``value`` the way the article does: fixed decimals, or repr for full floats."""
+    if isinstance(value, list):
+        return "[" + ", ".join(format_value(v, decimals) for v in value) + "]"
+    if isinstance(value, bool) or isinstance(value, str):
+        return repr(value)
+    if isinstance(value, Integral):
+        return str(value)
+    if isinstance(value, Real):
+        if decimals is None:
+            return repr(float(value))
+        text = f"{value:.{decimals}f}"
+        if text.startswith("-") and float(text) == 0:   # never print "-0.0000"
+            text = text[1:]
+        return text
+    return repr(value)
+
+
+def tolerance(spec: dict) -> float:
+    if "tol" in spec:
+        return float(spec["tol"])
+    decimals = spec.get("decimals")
+    return 0.0 if decimals is None else 0.5 * 10.0 ** (-decimals)
+
+
+def _mismatch(computed, wanted, tol, path="") -> str | None:
+    """Where ``computed`` differs from ``wanted``, or None when it matches."""
+    if isinstance(wanted, list):
+        if not isinstance(computed, list) or len(computed) != len(wanted):
+            size = len(computed) if isinstance(computed, list) else "a scalar"
+            return f"{path or 'value'}: expected {len(wanted)} entries, got {size}"
+        for i, (c, w) in enumerate(zip(computed, wanted)):
+            found = _mismatch(c, w, tol, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if isinstance(wanted, bool) or isinstance(wanted, str):
+        return None if computed == wanted else f"{path or 'value'}: expected {wanted!r}, got {computed!r}"
+    if isinstance(wanted, Integral) and tol == 0:
+        ok = isinstance(computed, Real) and computed == wanted
+        return None if ok else f"{path or 'value'}: expected {wanted}, got {computed!r}"
+    if isinstance(wanted, Real):
+        if not isinstance(computed, Real) or isinstance(computed, bool):
+            return f"{path or 'value'}: expected a number, got {computed!r}"
+        if math.isnan(computed) or abs(computed - wanted) > tol:
+            return f"{path or 'value'}: expected {wanted!r} ± {tol:g}, got {computed!r}"
+        return None
+    return None if computed == wanted else f"{path or 'value'}: expected {wanted!r}, got {computed!r}"
+
+
+def check_figure(figure_id: str, **computed) -> str:
+    """Compare computed values with the registry; print one ✓ line per value; raise on mismatch.
+
+    ``check_figure("interface.toy.attention", weights=attn)`` compares ``attn`` (a tensor,
+    array, list or number) with the registry's ``weights`` within its tolerance and prints
+    the computed value at the article's precision, so the printed line is the same on every
+    machine where the figure holds. Returns the printed text.
+    """
+    entry = figure(figure_id)
+    if not computed:
+        raise ValueError(f"check_figure({figure_id!r}) needs at least one value, one of {sorted(entry['values'])}")
+    lines = []
+    for name, value in computed.items():
+        if name not in entry["values"]:
+            raise KeyError(f"figure {figure_id!r} has no value {name!r}; it has {sorted(entry['values'])}")
+        spec = entry["values"][name]
+        plain = to_plain(value)
+        problem = _mismatch(plain, spec["expected"], tolerance(spec))
+        if problem:
+            raise FigureMismatch(
+                f"{figure_id} · {name} does not reproduce the article: {problem}\n"
+                f"  computed: {format_value(plain, spec.get('decimals'))}\n"
+                f"  article:  {format_value(spec['expected'], spec.get('decimals'))}")
+        lines.append(f"✓ {figure_id} · {name} = {format_value(plain, spec.get('decimals'))}")
+    text = "\n".join(lines)
+    print(text)
+    return text
