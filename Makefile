@@ -1,0 +1,28 @@
+# The course's two commands (README): `make lab` opens it, `make test` checks it.
+# Both create .venv with Python ≥ 3.10 and install course_lib and its pinned dependencies
+# the first time (and again whenever pyproject.toml changes).
+
+PYTHON ?= python3
+# Optional: a pip index that serves CPU-only torch wheels, for a smaller download on Linux
+# (see README). Empty: pip's usual configuration.
+TORCH_INDEX ?=
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg
+
+.PHONY: setup lab test
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "course_lib needs Python 3.10 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -e ".[test]"
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab notebooks/01_tokenizer.ipynb
+
+test: $(STAMP)
+	$(BIN)/python -m pytest $(NBVAL) tests notebooks

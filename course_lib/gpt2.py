@@ -1,0 +1,314 @@
+"""GPT-2 small as a configuration of ``course_lib.model``, and a loader for its real weights.
+
+Taught in notebooks 05 (lm_head: the shape of GPT-2's logits) and 07 (sampling: real GPT-2's
+next tokens, where the weights are available). There is no second model here: GPT-2 small is
+``GPT(GPT2_SMALL_CONFIG)``, the same code that runs the course's hand-set toy models.
+
+Where the weights come from (:func:`find_weights` tries them in this order):
+
+1. a path you pass (the ``model.safetensors`` file, or a folder holding it),
+2. the environment variable ``COURSE_GPT2_WEIGHTS`` (same meaning),
+3. the local Hugging Face cache (``~/.cache/huggingface/hub`` or ``$HF_HUB_CACHE`` /
+   ``$HF_HOME``), under ``openai-community/gpt2`` or its older name ``gpt2``,
+4. a download from the Hugging Face Hub, only when you ask for it: ``load_gpt2(download=True)``
+   or ``python -m course_lib.gpt2 --download``. The file (548 MB) is checked against its
+   published SHA-256 before it is used.
+
+How Hugging Face names map onto ours (``h.{i}`` is block ``i``; HF's ``Conv1D`` stores its
+weight as (in, out), the transpose of ``nn.Linear``'s (out, in)):
+
+=====================  ======================================  ==========================
+HF name                ours                                    note
+=====================  ======================================  ==========================
+wte.weight             token_embedding.weight (= lm_head)      (V, D), tied output table
+wpe.weight             position_embedding.weight               (1024, D)
+h.i.ln_1.*             blocks.i.ln_1.*
+h.i.attn.c_attn.*      blocks.i.attn.query / key / value       (D, 3D) split in 3, transposed
+h.i.attn.c_proj.*      blocks.i.attn.output                    transposed
+h.i.ln_2.*             blocks.i.ln_2.*
+h.i.mlp.c_fc.*         blocks.i.mlp.up                         transposed
+h.i.mlp.c_proj.*       blocks.i.mlp.down                       transposed
+ln_f.*                 ln_f.*
+=====================  ======================================  ==========================
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import replace
+from pathlib import Path
+
+import torch
+
+from course_lib.model import GPT, GPTConfig
+
+# GPT-2 small: 12 Pre-Norm blocks of width 768 with 12 heads of 64, a 3072-wide MLP with the
+# tanh approximation of GELU, 1024 positions, 50,257 tokens, one table for input and output.
+GPT2_SMALL_CONFIG = GPTConfig(
+    vocab_size=50257,
+    n_positions=1024,
+    n_embd=768,
+    n_head=12,
+    n_layer=12,
+    mlp_hidden=4 * 768,
+    activation="gelu_tanh",
+    layer_norm_eps=1e-5,
+    bias=True,
+    head_bias=False,
+    tie_weights=True,
+)
+
+HF_REPO_ID = "openai-community/gpt2"
+HF_OLD_REPO_ID = "gpt2"                      # the same repository's name before 2024
+HF_REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
+WEIGHTS_FILENAME = "model.safetensors"
+WEIGHTS_SHA256 = "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707"
+WEIGHTS_BYTES = 548_105_171
+WEIGHTS_ENV = "COURSE_GPT2_WEIGHTS"
+
+
+class WeightsNotFound(FileNotFoundError):
+    """No GPT-2 weights where we looked; the message lists the places and how to get them."""
+
+
+# --------------------------------------------------------------------------- configuration
+
+def gpt2_config(n_layer: int = 12, n_embd: int = 768, n_head: int = 12,
+                vocab_size: int = 50257, n_positions: int = 1024,
+                layer_norm_eps: float = 1e-5) -> GPTConfig:
+    """A GPT-2-family configuration: GPT-2 small's choices with other sizes."""
+    return replace(GPT2_SMALL_CONFIG, n_layer=n_layer, n_embd=n_embd, n_head=n_head,
+                   mlp_hidden=4 * n_embd, vocab_size=vocab_size, n_positions=n_positions,
+                   layer_norm_eps=layer_norm_eps)
+
+
+def config_from_hf_json(path: str | os.PathLike) -> GPTConfig:
+    """Read a Hugging Face GPT-2 ``config.json`` into a :class:`GPTConfig`."""
+    hf = json.loads(Path(path).read_text(encoding="utf-8"))
+    activation = hf.get("activation_function", "gelu_new")
+    if activation not in ("gelu_new", "gelu_pytorch_tanh"):
+        raise ValueError(f"{path}: activation {activation!r} is not GPT-2's tanh GELU")
+    if hf.get("n_inner") not in (None, 4 * hf["n_embd"]):
+        raise ValueError(f"{path}: n_inner={hf['n_inner']} is not 4 × n_embd")
+    return gpt2_config(n_layer=hf["n_layer"], n_embd=hf["n_embd"], n_head=hf["n_head"],
+                       vocab_size=hf["vocab_size"], n_positions=hf["n_positions"],
+                       layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5))
+
+
+def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
+    """GPT-2's architecture with random (seeded) weights: right shapes, meaningless numbers."""
+    torch.manual_seed(seed)
+    return GPT(config).eval()
+
+
+# --------------------------------------------------------------------------- finding the file
+
+def hf_cache_dirs() -> list[Path]:
+    """The Hugging Face hub cache on this machine, chosen the way huggingface_hub chooses it.
+
+    ``$HF_HUB_CACHE``, else ``$HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``, else
+    ``~/.cache/huggingface/hub``. (Point ``HF_HUB_CACHE`` at an empty folder to hide a cached
+    copy, for example when checking the notebooks' weight-free outputs.)
+    """
+    if os.environ.get("HF_HUB_CACHE"):
+        return [Path(os.environ["HF_HUB_CACHE"])]
+    if os.environ.get("HF_HOME"):
+        return [Path(os.environ["HF_HOME"]) / "hub"]
+    base = Path(os.environ["XDG_CACHE_HOME"]) if os.environ.get("XDG_CACHE_HOME") else Path.home() / ".cache"
+    return [base / "huggingface" / "hub"]
+
+
+def cached_weight_files(cache_dirs: list[Path] | None = None) -> list[Path]:
+    """``model.safetensors`` files of GPT-2 snapshots in the Hugging Face cache (pinned first)."""
+    found = []
+    for cache in cache_dirs if cache_dirs is not None else hf_cache_dirs():
+        for repo in (HF_REPO_ID, HF_OLD_REPO_ID):
+            snapshots = cache / ("models--" + repo.replace("/", "--")) / "snapshots"
+            pinned = snapshots / HF_REVISION / WEIGHTS_FILENAME
+            others = sorted(snapshots.glob(f"*/{WEIGHTS_FILENAME}")) if snapshots.is_dir() else []
+            for f in [pinned] + others:
+                if f.is_file() and f not in found:
+                    found.append(f)
+    return found
+
+
+def how_to_get_weights() -> str:
+    return (
+        "To use real GPT-2 small, do one of:\n"
+        f"  * download it (548 MB, checked by SHA-256):  python -m course_lib.gpt2 --download\n"
+        f"    or in Python:  load_gpt2(download=True)\n"
+        f"  * or fetch https://huggingface.co/{HF_REPO_ID}/resolve/{HF_REVISION}/{WEIGHTS_FILENAME}\n"
+        f"    yourself and point the course at it:  export {WEIGHTS_ENV}=/path/to/{WEIGHTS_FILENAME}")
+
+
+def find_weights(path: str | os.PathLike | None = None,
+                 cache_dirs: list[Path] | None = None) -> Path:
+    """Return the path of GPT-2's ``model.safetensors`` or raise :class:`WeightsNotFound`.
+
+    Never downloads. ``path`` may be the file or a folder holding it; without it the
+    environment variable ``COURSE_GPT2_WEIGHTS`` and then the Hugging Face cache are tried.
+    """
+    looked = []
+    if path is not None:
+        candidates = [("the path you gave", Path(path))]
+    else:
+        candidates = []
+        if os.environ.get(WEIGHTS_ENV):
+            candidates.append((f"${WEIGHTS_ENV}", Path(os.environ[WEIGHTS_ENV])))
+    for source, p in candidates:
+        file = p / WEIGHTS_FILENAME if p.is_dir() else p
+        if file.is_file():
+            return file
+        looked.append(f"{source}: {file} (no such file)")
+        if path is not None:     # an explicit path that is wrong is an error, not a hint
+            raise WeightsNotFound("GPT-2 weights not found.\nLooked at:\n  " + looked[0]
+                                  + "\n" + how_to_get_weights())
+    if path is None and not os.environ.get(WEIGHTS_ENV):
+        looked.append(f"${WEIGHTS_ENV}: not set")
+    cached = cached_weight_files(cache_dirs)
+    if cached:
+        return cached[0]
+    for cache in cache_dirs if cache_dirs is not None else hf_cache_dirs():
+        looked.append(f"Hugging Face cache: {cache}/models--{HF_REPO_ID.replace('/', '--')} "
+                      f"(and models--{HF_OLD_REPO_ID}): no {WEIGHTS_FILENAME}")
+    raise WeightsNotFound("GPT-2 weights not found (nothing is downloaded unless you ask).\n"
+                          "Looked at:\n  " + "\n  ".join(looked) + "\n" + how_to_get_weights())
+
+
+def sha256_of(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """SHA-256 of a file, read in 1 MiB chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(chunk), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def download_weights(cache_dir: str | os.PathLike | None = None) -> Path:
+    """Download GPT-2's ``model.safetensors`` (pinned revision) and verify its SHA-256.
+
+    Uses ``huggingface_hub`` (progress bar included); the file lands in the Hugging Face cache
+    (or ``cache_dir``), where :func:`find_weights` finds it next time.
+    """
+    try:
+        from huggingface_hub import hf_hub_download
+    except ImportError:
+        raise ImportError("downloading needs the huggingface_hub package: "
+                          "pip install huggingface_hub (or fetch the file by hand:\n"
+                          + how_to_get_weights() + ")") from None
+    file = Path(hf_hub_download(HF_REPO_ID, WEIGHTS_FILENAME, revision=HF_REVISION,
+                                cache_dir=cache_dir))
+    checksum = sha256_of(file)
+    if checksum != WEIGHTS_SHA256:
+        raise OSError(f"{file} has SHA-256 {checksum}, expected {WEIGHTS_SHA256}: "
+                      f"the download is damaged; delete it and try again")
+    print(f"GPT-2 weights verified (SHA-256 {checksum[:12]}…): {file}")
+    return file
+
+
+# --------------------------------------------------------------------------- name mapping
+
+def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
+    """Rename and reshape a Hugging Face GPT-2 state dict into ``GPT``'s names.
+
+    Accepts the official file's names (``h.0.attn.c_attn.weight``) and those written by
+    ``GPT2LMHeadModel.save_pretrained`` (``transformer.h.0...``). The attention mask buffers
+    (``attn.bias``, ``attn.masked_bias``) are not weights and are skipped.
+    """
+    hf = {}
+    for name, t in tensors.items():
+        name = name.removeprefix("transformer.")
+        if name.endswith((".attn.bias", ".attn.masked_bias")):
+            continue
+        hf[name] = t
+    D = config.n_embd
+    out = {}
+
+    def take(name: str, shape: tuple) -> torch.Tensor:
+        if name not in hf:
+            raise KeyError(f"GPT-2 weights: tensor {name!r} is missing")
+        t = hf.pop(name)
+        if tuple(t.shape) != shape:
+            raise ValueError(f"GPT-2 weights: {name} has shape {tuple(t.shape)}, "
+                             f"the configuration needs {shape}")
+        return t.float()
+
+    out["token_embedding.weight"] = take("wte.weight", (config.vocab_size, D))
+    out["position_embedding.weight"] = take("wpe.weight", (config.n_positions, D))
+    for i in range(config.n_layer):
+        h, ours = f"h.{i}.", f"blocks.{i}."
+        for ln in ("ln_1", "ln_2"):
+            out[ours + ln + ".weight"] = take(h + ln + ".weight", (D,))
+            out[ours + ln + ".bias"] = take(h + ln + ".bias", (D,))
+        w = take(h + "attn.c_attn.weight", (D, 3 * D))          # (in, out) = (D, 3D)
+        b = take(h + "attn.c_attn.bias", (3 * D,))
+        for part, w_part, b_part in zip(("query", "key", "value"), w.split(D, dim=1), b.split(D)):
+            out[ours + f"attn.{part}.weight"] = w_part.t().contiguous()   # (D, D) as (out, in)
+            out[ours + f"attn.{part}.bias"] = b_part.contiguous()
+        conv1d = {"attn.c_proj": ("attn.output", D, D),
+                  "mlp.c_fc": ("mlp.up", D, config.mlp_hidden),
+                  "mlp.c_proj": ("mlp.down", config.mlp_hidden, D)}
+        for hf_name, (our_name, n_in, n_out) in conv1d.items():
+            out[ours + our_name + ".weight"] = take(h + hf_name + ".weight", (n_in, n_out)).t().contiguous()
+            out[ours + our_name + ".bias"] = take(h + hf_name + ".bias", (n_out,))
+    out["ln_f.weight"] = take("ln_f.weight", (D,))
+    out["ln_f.bias"] = take("ln_f.bias", (D,))
+    head = hf.pop("lm_head.weight", None)                    # save_pretrained omits the tied copy
+    if head is not None and not torch.equal(head.float(), out["token_embedding.weight"]):
+        raise ValueError("GPT-2 weights: lm_head.weight differs from wte.weight, but GPT-2 ties them")
+    if hf:
+        raise ValueError(f"GPT-2 weights: unexpected tensors {sorted(hf)[:5]} "
+                         f"(is this a GPT-2 checkpoint with {config.n_layer} layers?)")
+    out["lm_head.weight"] = out["token_embedding.weight"]
+    return out
+
+
+def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None = None,
+              download: bool = False) -> GPT:
+    """GPT-2 with Hugging Face weights, as a ``course_lib.model.GPT`` in eval mode.
+
+    ``path``: the ``model.safetensors`` file or its folder (default: :func:`find_weights`).
+    ``config``: defaults to the ``config.json`` beside the file, else GPT-2 small.
+    ``download=True``: if no local copy is found, fetch the official file (needs internet).
+    """
+    from safetensors.torch import load_file
+
+    try:
+        file = find_weights(path)
+    except WeightsNotFound:
+        if not download or path is not None:
+            raise
+        file = download_weights()
+    if config is None:
+        beside = file.parent / "config.json"
+        config = config_from_hf_json(beside) if beside.is_file() else GPT2_SMALL_CONFIG
+    state = hf_to_course_state_dict(load_file(str(file)), config)
+    with torch.device("meta"):            # no random init: every tensor comes from the file
+        model = GPT(config)
+    model.load_state_dict(state, strict=True, assign=True)
+    model.lm_head.weight = model.token_embedding.weight      # keep one shared table
+    return model.eval()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m course_lib.gpt2 [--download] [PATH]``: find (or fetch) and check the weights."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Find or download GPT-2 small's weights.")
+    parser.add_argument("path", nargs="?", help="model.safetensors or its folder")
+    parser.add_argument("--download", action="store_true", help="download if not found (548 MB)")
+    args = parser.parse_args(argv)
+    try:
+        file = find_weights(args.path)
+    except WeightsNotFound as err:
+        if not args.download:
+            raise SystemExit(str(err))
+        file = download_weights()
+    model = load_gpt2(file)
+    print(f"GPT-2 small loaded from {file}: {model.num_parameters():,} parameters")
+    print(f"to use it everywhere in the course:  export {WEIGHTS_ENV}={file}")
+
+
+if __name__ == "__main__":
+    main()

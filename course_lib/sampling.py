@@ -1,0 +1,392 @@
+"""From logits to one token id: the sampling rules, one small function each.
+
+Taught in notebook 07 (sampling). These are the *teaching* versions: one row of V logits or
+probabilities as a plain list of floats (a 1-D tensor works too), loops a learner can follow
+line by line, exact rules in the docstrings. ``course_lib.sampling_batched`` has the same rules
+over a [B, V] tensor, vectorised, and gives exactly the same kept sets.
+
+Conventions every function follows:
+
+* An id is a position in the row: the probability of token ``i`` is ``probs[i]``.
+* A *kept set* is returned as a list of ids in ranked order (highest probability first,
+  ties broken by the smaller id), the order a learner reads a top-k or top-p table in.
+* Filtering never deletes entries: :func:`renormalize` returns a full row in the original id
+  order, excluded ids at 0, so a sampled index is directly a token id.
+* Bad input raises ``ValueError`` whose message starts with the argument's name.
+"""
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+# ---------------------------------------------------------------------------------------------
+# Input checks (each names the argument it rejects)
+# ---------------------------------------------------------------------------------------------
+
+
+def as_float_list(values, name: str = "logits") -> list[float]:
+    """A row (list, tuple or 1-D tensor/array) as a list of Python floats; rejects empty rows."""
+    if hasattr(values, "detach"):                     # torch.Tensor
+        values = values.detach().cpu()
+        if values.dim() != 1:
+            raise ValueError(f"{name} must be one row (1-D), got shape {tuple(values.shape)}")
+        values = values.tolist()
+    elif hasattr(values, "tolist"):                   # numpy array
+        values = values.tolist()
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError(f"{name} is empty: give at least one value")
+    return values
+
+
+def check_logits(logits, name: str = "logits") -> list[float]:
+    """Logits as floats. Rule: non-empty, no NaN, no +inf, and at least one finite value
+    (−inf is allowed: it is how a filter says "probability 0")."""
+    z = as_float_list(logits, name)
+    if any(math.isnan(v) for v in z):
+        raise ValueError(f"{name} contains NaN")
+    if any(v == math.inf for v in z):
+        raise ValueError(f"{name} contains +inf")
+    if all(v == -math.inf for v in z):
+        raise ValueError(f"{name} are all -inf: no token could be chosen")
+    return z
+
+
+def check_probs(probs, name: str = "probs", tol: float = 1e-5) -> list[float]:
+    """Probabilities as floats. Rule: non-empty, finite, each ≥ 0, sum within ``tol`` of 1."""
+    p = as_float_list(probs, name)
+    if any(not math.isfinite(v) for v in p):
+        raise ValueError(f"{name} contains NaN or inf")
+    if any(v < 0 for v in p):
+        raise ValueError(f"{name} contains a negative value")
+    total = math.fsum(p)
+    if abs(total - 1.0) > tol:
+        raise ValueError(f"{name} must sum to 1 (within {tol:g}), they sum to {total!r}")
+    return p
+
+
+def check_temperature(temperature) -> float:
+    """τ must be a finite real number > 0 (greedy is a separate rule, never τ = 0)."""
+    if isinstance(temperature, bool) or not isinstance(temperature, Real):
+        raise ValueError(f"temperature must be a number, got {temperature!r}")
+    t = float(temperature)
+    if not math.isfinite(t) or t <= 0:
+        raise ValueError(f"temperature must be finite and > 0, got {temperature!r} "
+                         f"(for greedy decoding use greedy_id, not temperature 0)")
+    return t
+
+
+def check_top_k(top_k) -> int:
+    """k must be an integer ≥ 1 (k larger than the vocabulary keeps every id)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, Integral):
+        raise ValueError(f"top_k must be an integer, got {top_k!r}")
+    if top_k < 1:
+        raise ValueError(f"top_k must be ≥ 1, got {top_k}")
+    return int(top_k)
+
+
+def check_top_p(top_p) -> float:
+    """p must be a real number in (0, 1]."""
+    if isinstance(top_p, bool) or not isinstance(top_p, Real) or not 0 < float(top_p) <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    return float(top_p)
+
+
+def check_min_p(min_p) -> float:
+    """The min-p fraction must be a real number in [0, 1]."""
+    if isinstance(min_p, bool) or not isinstance(min_p, Real) or not 0 <= float(min_p) <= 1:
+        raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
+    return float(min_p)
+
+
+def check_u(u) -> float:
+    """The uniform number of a draw must be in [0, 1)."""
+    if isinstance(u, bool) or not isinstance(u, Real) or not 0 <= float(u) < 1:
+        raise ValueError(f"u must be in [0, 1), got {u!r}")
+    return float(u)
+
+
+# ---------------------------------------------------------------------------------------------
+# Logits -> probabilities
+# ---------------------------------------------------------------------------------------------
+
+
+def softmax_with_temperature(logits, temperature: float = 1.0) -> list[float]:
+    """p[i] = exp((z[i] − max z) / τ) / Σⱼ exp((z[j] − max z) / τ).
+
+    Subtracting the maximum first changes nothing mathematically (the common factor
+    exp(−max z / τ) cancels) but keeps every exponent ≤ 0, so nothing overflows. τ must be
+    finite and > 0; a −inf logit gets probability exactly 0.
+    """
+    z = check_logits(logits)
+    t = check_temperature(temperature)
+    top = max(z)
+    weights = [math.exp((v - top) / t) for v in z]
+    total = 0.0
+    for w in weights:
+        total += w
+    return [w / total for w in weights]
+
+
+def naive_softmax(logits) -> list[float]:
+    """p[i] = exp(z[i]) / Σ exp(z[j]) *without* subtracting the maximum (to show the overflow:
+    a logit above ~709 makes exp return inf in float64, and inf / inf is NaN)."""
+    z = check_logits(logits)
+    weights = []
+    for v in z:
+        try:
+            weights.append(math.exp(v))
+        except OverflowError:                 # Python raises where numpy/torch give inf
+            weights.append(math.inf)
+    total = sum(weights)
+    return [w / total if math.isfinite(total) else math.nan for w in weights]
+
+
+def greedy_id(logits) -> int:
+    """The id with the largest logit (= the largest probability, softmax keeps the order).
+    Ties break towards the smaller id, like ``torch.argmax``. No temperature involved."""
+    z = check_logits(logits)
+    return z.index(max(z))
+
+
+def ranked_ids(probs) -> list[int]:
+    """All ids sorted by probability, highest first; equal probabilities by smaller id."""
+    p = as_float_list(probs, "probs")
+    # Python's sort is stable, also with reverse=True: equal values keep their id order.
+    return sorted(range(len(p)), key=p.__getitem__, reverse=True)
+
+
+def renormalize(probs, kept) -> list[float]:
+    """Keep the ids in ``kept``, divide by the mass they hold, set every other id to 0.
+
+    The result keeps the original id order (index = token id) and sums to 1. The mass is
+    added up in id order. ``kept`` must hold at least one id with positive probability.
+    """
+    p = as_float_list(probs, "probs")
+    allowed = set(int(i) for i in kept)
+    if not allowed:
+        raise ValueError("kept is empty: keep at least one id")
+    if min(allowed) < 0 or max(allowed) >= len(p):
+        raise ValueError(f"kept holds ids outside 0..{len(p) - 1}")
+    mass = 0.0
+    for i, v in enumerate(p):
+        if i in allowed:
+            mass += v
+    if mass <= 0:
+        raise ValueError("kept holds no probability mass")
+    return [v / mass if i in allowed else 0.0 for i, v in enumerate(p)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Filters: which ids take part in this step's draw
+# ---------------------------------------------------------------------------------------------
+
+
+def top_k_ids(probs, top_k: int) -> list[int]:
+    """Exactly k ids: the first k of :func:`ranked_ids` (ties broken by smaller id).
+    k larger than the vocabulary keeps every id."""
+    k = check_top_k(top_k)
+    return ranked_ids(probs)[:k]
+
+
+def top_k_strict_cut(logits, top_k: int) -> list[int]:
+    """nanoGPT's rule: find the k-th largest logit v, set every logit ``< v`` to −inf.
+
+    Ties with v survive, so more than k ids can stay. Returned in ranked order (largest
+    logit first, ties by smaller id). k is clipped to the vocabulary size, as nanoGPT does.
+    """
+    z = check_logits(logits)
+    k = min(check_top_k(top_k), len(z))
+    kth = sorted(z, reverse=True)[k - 1]
+    kept = [i for i, v in enumerate(z) if not v < kth]
+    return sorted(kept, key=lambda i: (-z[i], i))
+
+
+def top_p_ids(probs, top_p: float) -> list[int]:
+    """Nucleus sampling (Holtzman et al. 2020, §3.1): walk :func:`ranked_ids`, adding each id
+    and its probability to a running sum; stop as soon as the sum is ≥ p. The id that
+    crosses p is kept. If rounding keeps the sum below p, every id is kept."""
+    p = check_top_p(top_p)
+    q = as_float_list(probs, "probs")
+    kept, mass = [], 0.0
+    for token_id in ranked_ids(q):
+        kept.append(token_id)
+        mass += q[token_id]
+        if mass >= p:
+            break
+    return kept
+
+
+def gpt2_legacy_cutoff(probs, top_p: float) -> tuple[int, int]:
+    """GPT-2's ``top_p_logits`` (openai/gpt-2 src/sample.py, commit 9b63575):
+    count = how many running sums (sorted, highest first) are ≤ p;
+    cutoff index = max(count − 1, 0). Returns ``(count, cutoff_index)``."""
+    p = check_top_p(top_p)
+    q = as_float_list(probs, "probs")
+    count, mass = 0, 0.0
+    for token_id in ranked_ids(q):
+        mass += q[token_id]
+        if mass <= p:
+            count += 1
+    return count, max(count - 1, 0)
+
+
+def gpt2_legacy_top_p_ids(probs, top_p: float) -> list[int]:
+    """GPT-2's old rule: the value at the cutoff index becomes a threshold and every id with
+    probability ≥ that threshold stays (``logits < min_value`` are removed). Where the paper
+    keeps the id that crosses p, this keeps one id fewer."""
+    q = as_float_list(probs, "probs")
+    _, cutoff = gpt2_legacy_cutoff(q, top_p)
+    threshold = q[ranked_ids(q)[cutoff]]
+    return [i for i in ranked_ids(q) if q[i] >= threshold]
+
+
+def min_p_ids(probs, min_p: float) -> list[int]:
+    """Min-p: keep every id whose probability is ≥ min_p × (the largest probability).
+    The bar rises with the model's confidence. min_p = 0 keeps all, 1 keeps the tied top."""
+    m = check_min_p(min_p)
+    q = as_float_list(probs, "probs")
+    bar = m * max(q)
+    return [i for i in ranked_ids(q) if q[i] >= bar]
+
+
+# ---------------------------------------------------------------------------------------------
+# Drawing one id
+# ---------------------------------------------------------------------------------------------
+
+
+def interval_boundaries(probs, tol: float = 1e-5) -> list[float]:
+    """Running sums of ``probs``: id i owns the left-closed interval [b[i−1], b[i]).
+
+    The boundaries from the last id with positive probability onward are forced to 1.0, so
+    every u in [0, 1) lands somewhere even when the sum rounds to 0.9999999, and a trailing
+    zero-probability id still owns an empty interval.
+    """
+    p = check_probs(probs, tol=tol)
+    boundaries, mass = [], 0.0
+    for v in p:
+        mass += v
+        boundaries.append(mass)
+    last_positive = max(i for i, v in enumerate(p) if v > 0)
+    for i in range(last_positive, len(p)):
+        boundaries[i] = 1.0
+    return boundaries
+
+
+def pick_interval(boundaries: list[float], u: float) -> int:
+    """The id whose interval holds u: the first boundary strictly greater than u
+    (``bisect_right``). A zero-length interval never wins: its boundary equals the previous
+    one, which is already > u."""
+    return bisect_right(boundaries, check_u(u))
+
+
+def sample_interval(probs, u: float, tol: float = 1e-5) -> int:
+    """Categorical draw by hand: lay the probabilities end to end on [0, 1) and return the id
+    of the interval that contains u (left-closed: u = 0.2203 with a first interval
+    [0, 0.2203) picks id 1)."""
+    return pick_interval(interval_boundaries(probs, tol=tol), u)
+
+
+def sample_seeded(probs, generator) -> int:
+    """One draw with ``torch.multinomial`` and a seeded ``torch.Generator`` (what PyTorch code
+    does; the interval picture explains it, it is not PyTorch's internal loop)."""
+    import torch
+
+    p = torch.tensor(check_probs(probs), dtype=torch.float64)
+    return int(torch.multinomial(p, num_samples=1, generator=generator).item())
+
+
+def draw_counts(probs, n: int, seed: int) -> list[int]:
+    """Draw ``n`` ids with ``random.Random(seed)``: u = rng.random(), then the interval rule.
+    Returns how often each id was drawn (same distribution every draw: no context)."""
+    import random
+
+    if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+        raise ValueError(f"n must be an integer ≥ 1, got {n!r}")
+    boundaries = interval_boundaries(probs)
+    rng = random.Random(seed)
+    counts = [0] * len(boundaries)
+    for _ in range(n):
+        counts[bisect_right(boundaries, rng.random())] += 1
+    return counts
+
+
+# ---------------------------------------------------------------------------------------------
+# The pipeline: temperature → top-k → top-p → min-p → renormalise → draw
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SamplingRule:
+    """One decoding setting, applied in a fixed, documented order.
+
+    Order (the one Hugging Face ``transformers`` uses for its logits warpers):
+    temperature → top-k → top-p → min-p → renormalise → draw. Each filter reads the
+    distribution the previous stage left (renormalised over the ids still kept), so changing
+    the temperature can change how many ids top-p needs. Other engines order differently
+    (llama.cpp's default chain applies temperature *after* its filters), which can keep a
+    different set for the same numbers. ``None`` switches a filter off; ``greedy=True``
+    replaces everything by the argmax (no temperature, no division by zero).
+    """
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    greedy: bool = False
+
+    def __post_init__(self):
+        check_temperature(self.temperature)
+        if self.top_k is not None:
+            check_top_k(self.top_k)
+        if self.top_p is not None:
+            check_top_p(self.top_p)
+        if self.min_p is not None:
+            check_min_p(self.min_p)
+
+    def probabilities(self, logits) -> list[float]:
+        """Stage 1: softmax at this temperature, or a one-hot row at the argmax if greedy."""
+        if self.greedy:
+            z = check_logits(logits)
+            best = greedy_id(z)
+            return [1.0 if i == best else 0.0 for i in range(len(z))]
+        return softmax_with_temperature(logits, self.temperature)
+
+    def filter(self, probs) -> tuple[list[int], list[float]]:
+        """Stages 2–5 on a row of probabilities: returns ``(kept ids in ranked order,
+        renormalised row in id order)``."""
+        current = as_float_list(probs, "probs")
+        kept = set(range(len(current)))
+        stages = [(top_k_ids, self.top_k), (top_p_ids, self.top_p), (min_p_ids, self.min_p)]
+        if self.greedy:
+            stages = [(top_k_ids, 1)]
+        for rule, value in stages:
+            if value is None:
+                continue
+            kept &= set(rule(current, value))      # a filter only ever removes ids
+            current = renormalize(current, kept)
+        return [i for i in ranked_ids(current) if i in kept], current
+
+    def apply(self, logits) -> "SamplingStep":
+        """Every stage on one row of logits, kept for display."""
+        probs = self.probabilities(logits)
+        kept, final = self.filter(probs)
+        return SamplingStep(probs=probs, kept=kept, final=final)
+
+    def choose(self, logits, u: float) -> int:
+        """The id this rule picks for the uniform number u."""
+        return sample_interval(self.apply(logits).final, u)
+
+
+@dataclass
+class SamplingStep:
+    """What one application of a :class:`SamplingRule` produced (for tables and plots)."""
+
+    probs: list[float]      # after temperature, id order
+    kept: list[int]         # ids still in the draw, ranked
+    final: list[float]      # renormalised over ``kept``, id order, others 0
+
+    def pick(self, u: float) -> int:
+        return sample_interval(self.final, u)

@@ -1,0 +1,108 @@
+"""The figures registry: complete, well formed, every figure reproduced somewhere, checks that bite."""
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from course_lib import figures as F
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = ROOT.parent / "shared" / "figures.md"
+NOTEBOOKS = ["01_tokenizer", "02_embeddings", "03_attention", "04_block", "05_lm_head", "06_loss", "07_sampling"]
+
+
+def spec_ids():
+    if not SPEC.is_file():
+        if os.environ.get("CI"):
+            pytest.fail(f"{SPEC} is missing: CI must have shared/ beside the checkout")
+        pytest.skip("../shared/figures.md (the list of the articles' figures) is not beside this checkout")
+    return re.findall(r"^\| ((?:interface|lab|decoding|gpt2)\.[a-z0-9_.]+) \|", SPEC.read_text(encoding="utf-8"), re.M)
+
+
+def test_registry_holds_every_figure_of_the_spec_and_nothing_else():
+    ids = spec_ids()
+    assert len(ids) == len(set(ids)) > 50
+    assert set(F.load_registry()) == set(ids)
+
+
+def test_registry_entries_are_well_formed():
+    for fid, entry in F.load_registry().items():
+        assert entry["article"] == fid.split(".")[0]
+        assert entry["figure"] and entry["values"], fid
+        assert set(entry["notebooks"]) <= set(NOTEBOOKS), fid
+        assert isinstance(entry["needs_pretrained_weights"], bool)
+        for name, spec in entry["values"].items():
+            assert "expected" in spec, (fid, name)
+            assert set(spec) <= {"expected", "decimals", "tol", "note"}, (fid, name)
+
+
+def sources():
+    """(where, text) of every test module and every notebook's code cells."""
+    found = [(str(p.relative_to(ROOT)), p.read_text(encoding="utf-8")) for p in sorted((ROOT / "tests").glob("*.py"))]
+    for name in NOTEBOOKS:
+        path = ROOT / "notebooks" / f"{name}.ipynb"
+        if path.is_file():
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            found.append((name, "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")))
+    return found
+
+
+def checked_ids(text):
+    return set(re.findall(r"check_figure\(\s*[\"']([a-z0-9_.]+)[\"']", text))
+
+
+def test_every_figure_is_reproduced_by_a_test_and_by_one_of_its_notebooks():
+    found = sources()
+    in_tests = set().union(*(checked_ids(t) for w, t in found if w.startswith("tests")))
+    by_notebook = {w: checked_ids(t) for w, t in found if not w.startswith("tests")}
+    registry = F.load_registry()
+    missing_tests = sorted(set(registry) - in_tests)
+    missing_nb = sorted(fid for fid, e in registry.items()
+                        if not any(fid in by_notebook.get(nb, set()) for nb in e["notebooks"]))
+    assert not missing_tests, f"figures no test checks: {missing_tests}"
+    assert not missing_nb, f"figures none of their notebooks checks: {missing_nb}"
+
+
+def test_check_figure_prints_at_article_precision_and_accepts_rounding(capsys):
+    text = F.check_figure("interface.toy.attention",
+                          weights=[[1.0, 0.0, 0.0], [0.019004, 0.980996, 0.0], [0.46834, 0.01006, 0.52160]])
+    assert text == ("✓ interface.toy.attention · weights = "
+                    "[[1.0000, 0.0000, 0.0000], [0.0190, 0.9810, 0.0000], [0.4683, 0.0101, 0.5216]]")
+    assert capsys.readouterr().out.strip() == text
+
+
+def test_check_figure_raises_on_a_wrong_value_and_names_it():
+    with pytest.raises(F.FigureMismatch, match=r"weights.*\[2\]\[0\].*0.4683"):
+        F.check_figure("interface.toy.attention",
+                       weights=[[1.0, 0.0, 0.0], [0.019, 0.981, 0.0], [0.4690, 0.0101, 0.5209]])
+    with pytest.raises(F.FigureMismatch, match="expected 5 entries"):
+        F.check_figure("interface.tok.hi_ni", ids=[17250, 220, 19526, 254])
+    with pytest.raises(F.FigureMismatch):
+        F.check_figure("gpt2.greedy", text="The meaning of life is a")
+    with pytest.raises(F.FigureMismatch):
+        F.check_figure("interface.toy.h2", h2=[0.9546803832, -1.0673931837, 1.0419750214, float("nan")])
+
+
+def test_check_figure_rejects_unknown_ids_and_names():
+    with pytest.raises(KeyError, match="no figure"):
+        F.check_figure("interface.toy.nope", x=1)
+    with pytest.raises(KeyError, match="has no value"):
+        F.check_figure("interface.tying", tide=1)
+    with pytest.raises(ValueError, match="at least one value"):
+        F.check_figure("interface.tying")
+
+
+def test_full_float_figures_must_match_to_the_last_digit():
+    logits = F.expected("interface.toy.logits", "logits")
+    F.check_figure("interface.toy.logits", logits=logits)
+    nudged = list(logits)
+    nudged[0] = nudged[0] + 1e-15
+    with pytest.raises(F.FigureMismatch):
+        F.check_figure("interface.toy.logits", logits=nudged)
+
+
+def test_negative_zero_prints_without_sign():
+    assert F.format_value(-0.00001, 4) == "0.0000"
+    assert F.format_value([-1.5, 2], 2) == "[-1.50, 2]"
