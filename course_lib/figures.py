@@ -130,13 +130,13 @@ def _mismatch(computed, wanted, tol, path="") -> str | None:
     return None if computed == wanted else f"{path or 'value'}: expected {wanted!r}, got {computed!r}"
 
 
-def check_figure(figure_id: str, **computed) -> str:
+def check_figure(figure_id: str, **computed) -> None:
     """Compare computed values with the registry; print one ✓ line per value; raise on mismatch.
 
     ``check_figure("interface.toy.attention", weights=attn)`` compares ``attn`` (a tensor,
     array, list or number) with the registry's ``weights`` within its tolerance and prints
     the computed value at the article's precision, so the printed line is the same on every
-    machine where the figure holds. Returns the printed text.
+    machine where the figure holds. Returns nothing, so a notebook cell shows only the lines.
     """
     entry = figure(figure_id)
     if not computed:
@@ -154,6 +154,4 @@ def check_figure(figure_id: str, **computed) -> str:
                 f"  computed: {format_value(plain, spec.get('decimals'))}\n"
                 f"  article:  {format_value(spec['expected'], spec.get('decimals'))}")
         lines.append(f"✓ {figure_id} · {name} = {format_value(plain, spec.get('decimals'))}")
-    text = "\n".join(lines)
-    print(text)
-    return text
+    print("\n".join(lines))

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from course_lib.model import GPT, GPTConfig
+from course_lib.model import GPT, GPTConfig, KVCache
 
 # GPT-2 small: 12 Pre-Norm blocks of width 768 with 12 heads of 64, a 3072-wide MLP with the
 # tanh approximation of GELU, 1024 positions, 50,257 tokens, one table for input and output.
@@ -100,6 +100,25 @@ def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
     """GPT-2's architecture with random (seeded) weights: right shapes, meaningless numbers."""
     torch.manual_seed(seed)
     return GPT(config).eval()
+
+
+class LayeredKVCache(KVCache):
+    """``KVCache`` whose length is read from the *last* layer.
+
+    Every attention layer asks the cache how many positions came before (``len(cache)``).
+    ``KVCache`` answers from layer 0, which is right for the one-layer toys; in a 12-layer
+    model layer 0 has already stored the new positions by the time layer 1 asks. The last
+    layer is filled last, so its length is the number of earlier positions for every layer.
+    """
+
+    def __len__(self) -> int:
+        last = self.layers[-1]
+        return 0 if last is None else last[0].shape[2]
+
+
+def new_cache(model: GPT) -> KVCache:
+    """An empty KV cache that is correct for any number of layers (use it with GPT-2)."""
+    return LayeredKVCache(model.config.n_layer)
 
 
 # --------------------------------------------------------------------------- finding the file

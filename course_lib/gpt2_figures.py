@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import torch
 
-from course_lib.gpt2 import WEIGHTS_ENV, WeightsNotFound, load_gpt2
+from course_lib.gpt2 import WEIGHTS_ENV, WeightsNotFound, load_gpt2, new_cache
 from course_lib.model import GPT
 
 MEANING_PROMPT = "The meaning of life is"                        # the gpt2 article's prompt
@@ -59,7 +59,7 @@ def greedy_continue(model: GPT, ids: torch.Tensor, steps: int, use_cache: bool =
     ``use_cache=False`` reruns the whole sequence each step, as the gpt2 article's loop does;
     ``use_cache=True`` feeds only the newest token and keeps the keys and values (notebook 07).
     """
-    cache = model.new_cache() if use_cache else None
+    cache = new_cache(model) if use_cache else None
     generated = ids
     step_input = ids
     for _ in range(steps):
@@ -153,7 +153,7 @@ def sampled_ranks(model: GPT, enc, temperature: float, steps: int = 40,
 
     generator = torch.Generator().manual_seed(seed)
     ids = encode(enc, prompt)
-    cache = model.new_cache()
+    cache = new_cache(model)
     logits = model(ids, cache=cache)[0, -1, :]
     ranks = []
     for _ in range(steps):
