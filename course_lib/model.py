@@ -74,9 +74,13 @@ class KVCache:
         self.layers: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer
 
     def __len__(self) -> int:
-        """How many positions the cache holds."""
-        first = self.layers[0]
-        return 0 if first is None else first[0].shape[2]
+        """How many positions the cache holds.
+
+        Read from the last layer, which is filled last: while a forward pass is running,
+        the layers before it already hold the new positions.
+        """
+        last = self.layers[-1]
+        return 0 if last is None else last[0].shape[2]
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
         """Add the new positions' k, v to layer ``layer``; return all keys and values."""
