@@ -85,7 +85,8 @@ def run_five_token(model: GPT | None = None, ids=INPUT_IDS):
 
     ``logits`` is (1, T, 5); ``trace`` holds every intermediate (see ``GPT.forward_trace``).
     """
-    model = model or load_five_token_model()
+    if model is None:
+        model = load_five_token_model()
     with torch.no_grad():
         return model.forward_trace(input_tensor(ids))
 
@@ -93,3 +94,80 @@ def run_five_token(model: GPT | None = None, ids=INPUT_IDS):
 def pieces(ids) -> list[str]:
     """Token ids of the five-token vocabulary -> their letters."""
     return [FIVE_TOKEN_PIECES[int(i)] for i in ids]
+
+
+def figure_values(model: GPT | None = None) -> dict:
+    """Every ``interface.toy.*`` figure, computed from the model: {figure id: {name: value}}.
+
+    The unit tests pass each entry to ``check_figure``; the notebooks compute the same values
+    one cell at a time. Runs one ``loss.backward()`` on ``model`` (its ``.grad`` fields are
+    filled; no weight changes).
+    """
+    from .block import future_is_zero, layer_norm_is_per_position
+    from .embeddings import dropout_rate, positions_of, rows_read
+    from .lm_head import dot_and_cosine, logit_terms
+    from .loss import backward_without_step, position_losses, shift_for_next_token
+    from .vocab import FIVE_TOKEN_VOCAB
+
+    if model is None:
+        model = load_five_token_model()
+    ids = input_tensor(INPUT_IDS)                                  # (1, 3)
+    logits, trace = run_five_token(model)
+    layer = trace["layers"][0]
+    E = model.token_embedding.weight.detach()
+    W, b = model.lm_head.weight.detach(), model.lm_head.bias.detach()
+    h = trace["h"][0]                                              # (3, 4)
+    h2 = h[2]
+    z1_terms, z1 = logit_terms(h2, W[1], b[1])
+    cos = dot_and_cosine(h2, W[1])
+    weights = layer["attention_weights"][0, 0]                     # (3, 3)
+    inputs, targets = shift_for_next_token(TEXT_IDS)
+    losses = position_losses(logits, [targets])
+    grads = backward_without_step(model, ids, [targets])
+    a_positions = positions_of(INPUT_IDS, FIVE_TOKEN_VOCAB.id("a"))   # [0, 2]
+    return {
+        "interface.toy.vocab": dict(
+            pieces=FIVE_TOKEN_VOCAB.pieces,
+            input_ids=[FIVE_TOKEN_VOCAB.id(p) for p in "a|b|a".split("|")],
+            batch=ids.shape[0], n_head=model.config.n_head, n_layer=model.config.n_layer,
+            dropout=dropout_rate(model), position_rows=model.position_embedding.weight.shape[0]),
+        "interface.toy.x0": dict(
+            token_vectors_shape=list(trace["token_vectors"].shape),
+            position_vectors_shape=list(trace["position_vectors"].shape),
+            x0_shape=list(trace["x0"].shape),
+            both_a_read_row=the_one(rows_read(INPUT_IDS, E, trace["token_vectors"][0, a_positions])),
+            a_positions=a_positions),
+        "interface.toy.attention": dict(
+            weights=weights, future_is_zero=future_is_zero(weights), row_sums=weights.sum(-1)),
+        "interface.toy.layernorm": dict(
+            eps=model.ln_f.eps, scale=model.ln_f.weight.unique().item(),
+            offset=model.ln_f.bias.unique().item(),
+            per_position=layer_norm_is_per_position(model.ln_f, layer["x2"][0])),
+        "interface.toy.mlp": dict(
+            up_shape=list(model.blocks[0].mlp.up.weight.shape),
+            down_shape=list(model.blocks[0].mlp.down.weight.shape),
+            activation=model.config.activation,
+            x1_shape=list(layer["x1"][0].shape), x2_shape=list(layer["x2"][0].shape)),
+        "interface.toy.h2": dict(h2=h2),
+        "interface.toy.head_shape": dict(
+            weight_shape=list(W.shape),
+            one_position_shape=list((h2.unsqueeze(0) @ W.T + b).shape),
+            all_positions_shape=list((h @ W.T + b).shape)),
+        "interface.toy.z1": dict(h2_6dp=h2, head_row_b=W[1], bias_b=b[1], z1=z1),
+        "interface.toy.logits": dict(logits=logits[0, -1]),
+        "interface.toy.dot_vs_cos": dict(
+            dot_equals_norms_times_cos=abs(cos["dot"] - cos["norms_times_cosine"]) < 1e-12,
+            logit_is_dot_plus_bias=abs(cos["dot"] + b[1].item() - logits[0, 2, 1].item()) < 1e-6,
+            logit_differs_from_cosine=abs(logits[0, 2, 1].item() - cos["cosine"]) > 0.1),
+        "interface.toy.targets": dict(inputs=inputs, targets=targets),
+        "interface.toy.loss_last": dict(
+            p_target=torch.softmax(logits[0, -1], dim=-1)[targets[-1]], loss=losses[-1]),
+        "interface.toy.loss_mean": dict(losses=losses, mean=grads["loss"]),
+        "interface.toy.grads": dict(**grads["groups"], weights_unchanged=grads["weights_unchanged"]),
+    }
+
+
+def the_one(values):
+    """The single distinct value of ``values`` (a list when they differ, so a check fails)."""
+    distinct = sorted(set(values))
+    return distinct[0] if len(distinct) == 1 else distinct

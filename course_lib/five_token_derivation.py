@@ -36,15 +36,16 @@ add ``--write`` to rewrite the weight file.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import sys
 
 import torch
 import torch.nn.functional as F
 
-from .figures import expected, figure, tolerance
+from .figures import check_figure, expected, figure, tolerance
 from .five_token import (FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS, WEIGHTS_PATH,
-                         config_summary, input_tensor, model_from_tables)
+                         config_summary, figure_values, input_tensor, model_from_tables)
 
 PATTERN_A = [1, 1, -1, -1]
 PATTERN_B = [1, -1, 1, -1]
@@ -125,6 +126,18 @@ def h2_target() -> torch.Tensor:
     return torch.tensor(expected("interface.toy.h2", "h2"), dtype=torch.float32)
 
 
+_SCRATCH: list = []
+
+
+def scratch_model(tables):
+    """One reusable GPT loaded with ``tables`` (building a fresh GPT per trial is slow)."""
+    if not _SCRATCH:
+        _SCRATCH.append(model_from_tables(tables))
+    model = _SCRATCH[0]
+    model.load_state_dict({k: torch.tensor(v, dtype=torch.float32) for k, v in tables.items()})
+    return model
+
+
 def forward(model):
     with torch.no_grad():
         return model.forward_trace(input_tensor(INPUT_IDS))
@@ -189,8 +202,7 @@ def within_all(figure_id, name, rows) -> bool:
 def solve_position_2(tables) -> list[float]:
     """MLP output column 2: LN_f(X₂[2]) must print h₂ to its last bit."""
     h = h2_target()
-    model = model_from_tables(tables)
-    layer = forward(model)[1]["layers"][0]
+    layer = forward(scratch_model(tables))[1]["layers"][0]
     x1 = layer["x1"][0, 2].double()                 # X₁[2]
     unit = layer["mlp_hidden"][0, 2, 2].item()      # unit 2's ReLU output at position 2
     # LN output has sum of squares 4·var/(var + eps): solve for var, put X₂[2] = σ·h
@@ -201,7 +213,7 @@ def solve_position_2(tables) -> list[float]:
 
     def accept(column):
         set_down_column(tables, 2, column)
-        return float32_bits_equal(forward(model_from_tables(tables))[1]["h"][0, 2], h)
+        return float32_bits_equal(forward(scratch_model(tables))[1]["h"][0, 2], h)
 
     column = shortest_decimals(center, accept)
     set_down_column(tables, 2, column)
@@ -229,7 +241,7 @@ def solve_scalar(tables, position, direction, accept_losses, hi=3.0) -> float:
 
     def losses_for(t):
         set_down_column(tables, position, [t * d for d in direction])
-        logits = forward(model_from_tables(tables))[0]
+        logits = forward(scratch_model(tables))[0]
         return position_losses(logits), mean_loss(logits)
 
     t_center = bisect(lambda t: losses_for(t)[0][position], 0.0, hi, target)
@@ -249,7 +261,7 @@ def derive_tables() -> dict:
     tables = hand_set_tables()
     # W_q: closed form from the attention table, rounded to the fewest decimals that still print it
     g = shortest_decimals(query_diagonal()[1:], lambda gs: attention_matches(
-        model_from_tables({**tables, "blocks.0.attn.query.weight": diag4([1.0] + gs)})))
+        scratch_model({**tables, "blocks.0.attn.query.weight": diag4([1.0] + gs)})))
     tables["blocks.0.attn.query.weight"] = diag4([1] + g)
     solve_position_2(tables)
     # position 1 first: position 0 is then chosen so that the mean also prints
@@ -263,3 +275,79 @@ def derive_tables() -> dict:
 
 def diag4(g):
     return [[g[i] if i == j else 0 for j in range(4)] for i in range(4)]
+
+
+# ---------------------------------------------------------------------------- the weight file
+
+ABOUT = ("Hand-set weights of the interface article's five-token GPT (course_lib.five_token). "
+         "Nothing is trained. Round numbers are chosen by hand; the entries of tables whose note starts with "
+         "'solved' were computed by course_lib/five_token_derivation.py from the article's "
+         "printed figures (data/figures.json) so that float32 on CPU prints them exactly.")
+
+NOTES = {
+    "token_embedding.weight": "hand-set: rows a, b, c, d, e = A, B, -A, -B, -C with the ±1 patterns "
+                              "A = [1,1,-1,-1], B = [1,-1,1,-1], C = [1,-1,-1,1]",
+    "position_embedding.weight": "hand-set: P[1] = C - B and P[2] = B - A, so a|b|a gives X0 = [A, C, B]; "
+                                 "rows 0 and 3-7 are zero",
+    "blocks.0.attn.query.weight": "solved (closed form, then the fewest decimals that still print the "
+                                  "table): diagonal g with g1 = 1 (cancels in softmax), "
+                                  "c²(g2+g4) = ln(0.9810/0.0190), c²(g2+g3) = ln(0.5216/0.4683), "
+                                  "c²(g3+g4) = ln(0.5216/0.0101) ≈ the first gap, c² = 1/(1+eps)",
+    "blocks.0.attn.key.weight": "hand-set: identity",
+    "blocks.0.attn.value.weight": "hand-set: B Bᵀ / 4, so V[t] = (B·u_t / 4) B is zero for A and C",
+    "blocks.0.attn.output.weight": "hand-set: identity",
+    "blocks.0.mlp.up.weight": "hand-set: unit t's row is position t's pattern (A, C, B); units 3-15 silent",
+    "blocks.0.mlp.up.bias": "hand-set: -3 for units 0-2, so each fires only on its own position",
+    "blocks.0.mlp.down.weight": "solved: column 1 = t1·[-1,1,1,0] with t1 bisected until loss[1] prints "
+                                "3.3200393; column 0 = t0·[0,-1,1,0] with t0 bisected until loss[0] "
+                                "prints 0.4099546 and the mean prints 1.36688185; column 2 from "
+                                "X2[2] = σ·h2 (σ² = eps·S/(4-S), S = Σh2²) then the fewest decimals for "
+                                "which LN_f prints h2 bit for bit; other columns zero",
+    "lm_head.weight": "hand-set, read off the article: z = [h0, h0+h2+0.1, h1, -h0-0.2, h3]",
+    "lm_head.bias": "hand-set, read off the article",
+    "other tables": "LayerNorm scale 1 and offset 0 (PyTorch's defaults); every other bias 0",
+}
+
+
+def format_number(x) -> str:
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def format_rows(value, indent: str) -> str:
+    if value and isinstance(value[0], list):
+        rows = [indent + "  [" + ", ".join(format_number(x) for x in row) + "]" for row in value]
+        return "[\n" + ",\n".join(rows) + "\n" + indent + "]"
+    return "[" + ", ".join(format_number(x) for x in value) + "]"
+
+
+def weight_file_text(tables: dict) -> str:
+    """The JSON weight file, one matrix row per line."""
+    head = {"about": ABOUT, "config": config_summary(), "notes": NOTES}
+    lines = ["{"]
+    for key, value in head.items():
+        lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False, indent=2).replace(chr(10), chr(10) + '  ')},")
+    lines.append('  "tables": {')
+    body = [f"    {json.dumps(name)}: {format_rows(value, '    ')}" for name, value in tables.items()]
+    lines.append(",\n".join(body))
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    torch.set_num_threads(1)
+    tables = derive_tables()
+    if "--write" in argv:
+        WEIGHTS_PATH.write_text(weight_file_text(tables), encoding="utf-8")
+        print(f"wrote {WEIGHTS_PATH}")
+    print("solved W_q diagonal:", [tables["blocks.0.attn.query.weight"][i][i] for i in range(4)])
+    print("solved MLP output columns 0, 1, 2:",
+          [[row[c] for row in tables["blocks.0.mlp.down.weight"]] for c in range(3)])
+    for figure_id, values in figure_values(model_from_tables(tables)).items():
+        check_figure(figure_id, **values)
+
+
+if __name__ == "__main__":
+    main()

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import torch
 
-from course_lib.model import GPT, GPTConfig, KVCache
+from course_lib.model import GPT, GPTConfig
 
 # GPT-2 small: 12 Pre-Norm blocks of width 768 with 12 heads of 64, a 3072-wide MLP with the
 # tanh approximation of GELU, 1024 positions, 50,257 tokens, one table for input and output.
@@ -102,25 +102,6 @@ def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
     return GPT(config).eval()
 
 
-class LayeredKVCache(KVCache):
-    """``KVCache`` whose length is read from the *last* layer.
-
-    Every attention layer asks the cache how many positions came before (``len(cache)``).
-    ``KVCache`` answers from layer 0, which is right for the one-layer toys; in a 12-layer
-    model layer 0 has already stored the new positions by the time layer 1 asks. The last
-    layer is filled last, so its length is the number of earlier positions for every layer.
-    """
-
-    def __len__(self) -> int:
-        last = self.layers[-1]
-        return 0 if last is None else last[0].shape[2]
-
-
-def new_cache(model: GPT) -> KVCache:
-    """An empty KV cache that is correct for any number of layers (use it with GPT-2)."""
-    return LayeredKVCache(model.config.n_layer)
-
-
 # --------------------------------------------------------------------------- finding the file
 
 def hf_cache_dirs() -> list[Path]:
@@ -166,25 +147,21 @@ def find_weights(path: str | os.PathLike | None = None,
     """Return the path of GPT-2's ``model.safetensors`` or raise :class:`WeightsNotFound`.
 
     Never downloads. ``path`` may be the file or a folder holding it; without it the
-    environment variable ``COURSE_GPT2_WEIGHTS`` and then the Hugging Face cache are tried.
+    environment variable ``COURSE_GPT2_WEIGHTS`` (same meaning), and only when that is not set
+    the Hugging Face cache. A path or variable that points nowhere is an error.
     """
     looked = []
-    if path is not None:
-        candidates = [("the path you gave", Path(path))]
+    if path is None and os.environ.get(WEIGHTS_ENV):
+        path, source = os.environ[WEIGHTS_ENV], f"${WEIGHTS_ENV}"
     else:
-        candidates = []
-        if os.environ.get(WEIGHTS_ENV):
-            candidates.append((f"${WEIGHTS_ENV}", Path(os.environ[WEIGHTS_ENV])))
-    for source, p in candidates:
-        file = p / WEIGHTS_FILENAME if p.is_dir() else p
+        source = "the path you gave"
+    if path is not None:          # a path someone chose must be right: no silent fallback
+        file = Path(path) / WEIGHTS_FILENAME if Path(path).is_dir() else Path(path)
         if file.is_file():
             return file
-        looked.append(f"{source}: {file} (no such file)")
-        if path is not None:     # an explicit path that is wrong is an error, not a hint
-            raise WeightsNotFound("GPT-2 weights not found.\nLooked at:\n  " + looked[0]
-                                  + "\n" + how_to_get_weights())
-    if path is None and not os.environ.get(WEIGHTS_ENV):
-        looked.append(f"${WEIGHTS_ENV}: not set")
+        raise WeightsNotFound(f"GPT-2 weights not found.\nLooked at:\n  {source}: {file} "
+                              f"(no such file)\n" + how_to_get_weights())
+    looked.append(f"${WEIGHTS_ENV}: not set")
     cached = cached_weight_files(cache_dirs)
     if cached:
         return cached[0]
@@ -296,8 +273,8 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
     try:
         file = find_weights(path)
     except WeightsNotFound:
-        if not download or path is not None:
-            raise
+        if not download or path is not None or os.environ.get(WEIGHTS_ENV):
+            raise                 # never download over a path someone chose
         file = download_weights()
     if config is None:
         beside = file.parent / "config.json"
@@ -321,7 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         file = find_weights(args.path)
     except WeightsNotFound as err:
-        if not args.download:
+        if not args.download or args.path or os.environ.get(WEIGHTS_ENV):
             raise SystemExit(str(err))
         file = download_weights()
     model = load_gpt2(file)

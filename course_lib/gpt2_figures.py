@@ -11,9 +11,11 @@ need real GPT-2 (``course_lib.gpt2.load_gpt2``). Where the weights are absent, n
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
-from course_lib.gpt2 import WEIGHTS_ENV, WeightsNotFound, load_gpt2, new_cache
+from course_lib.gpt2 import WEIGHTS_ENV, WeightsNotFound, load_gpt2
 from course_lib.model import GPT
 
 MEANING_PROMPT = "The meaning of life is"                        # the gpt2 article's prompt
@@ -26,10 +28,15 @@ ONCE_PROMPT = "Once upon a time, there was a"
 # --------------------------------------------------------------------------- weights or not
 
 def gpt2_or_none() -> GPT | None:
-    """Real GPT-2 small if its weights are on this machine (never downloads), else None."""
+    """Real GPT-2 small if its weights are on this machine (never downloads), else None.
+
+    If ``COURSE_GPT2_WEIGHTS`` is set but wrong, the error is raised rather than hidden.
+    """
     try:
         return load_gpt2()
     except WeightsNotFound:
+        if os.environ.get(WEIGHTS_ENV):     # the learner pointed at a file that is not there
+            raise
         return None
 
 
@@ -59,7 +66,7 @@ def greedy_continue(model: GPT, ids: torch.Tensor, steps: int, use_cache: bool =
     ``use_cache=False`` reruns the whole sequence each step, as the gpt2 article's loop does;
     ``use_cache=True`` feeds only the newest token and keeps the keys and values (notebook 07).
     """
-    cache = new_cache(model) if use_cache else None
+    cache = model.new_cache() if use_cache else None
     generated = ids
     step_input = ids
     for _ in range(steps):
@@ -153,7 +160,7 @@ def sampled_ranks(model: GPT, enc, temperature: float, steps: int = 40,
 
     generator = torch.Generator().manual_seed(seed)
     ids = encode(enc, prompt)
-    cache = new_cache(model)
+    cache = model.new_cache()
     logits = model(ids, cache=cache)[0, -1, :]
     ranks = []
     for _ in range(steps):

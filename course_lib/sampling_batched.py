@@ -61,12 +61,15 @@ def _mask_from_sorted(keep_sorted: torch.Tensor, order: torch.Tensor) -> torch.T
 
 
 def top_k_mask(probs: torch.Tensor, top_k: int) -> torch.Tensor:
-    """Exactly k ids per row, ties by smaller id (``top_k_ids``)."""
+    """Exactly k ids per row, ties by smaller id (``top_k_ids``), without a full sort:
+    keep everything above the k-th value, then the first (smallest-id) ids equal to it
+    until k are kept."""
     k = min(check_top_k(top_k), check_rows(probs, "probs").shape[-1])
-    _, order = ranked_batched(probs)
-    keep_sorted = torch.zeros_like(order, dtype=torch.bool)
-    keep_sorted[:, :k] = True
-    return _mask_from_sorted(keep_sorted, order)
+    kth = torch.topk(probs, k, dim=-1).values[:, -1:]            # [B, 1] the k-th value
+    above = probs > kth                                           # all of these are kept
+    room = k - above.sum(dim=-1, keepdim=True)                    # places left for ties
+    tied = probs == kth
+    return above | (tied & (torch.cumsum(tied.int(), dim=-1) <= room))
 
 
 def top_k_strict_cut_mask(logits: torch.Tensor, top_k: int) -> torch.Tensor:

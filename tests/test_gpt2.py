@@ -13,8 +13,8 @@ transformers = pytest.importorskip("transformers", reason="transformers is a tes
 from safetensors.torch import save_file  # noqa: E402
 
 from course_lib.figures import expected  # noqa: E402
-from course_lib.gpt2 import (GPT2_SMALL_CONFIG, gpt2_config, load_gpt2, new_cache,  # noqa: E402
-                             hf_to_course_state_dict)
+from course_lib.gpt2 import (GPT2_SMALL_CONFIG, gpt2_config, hf_to_course_state_dict,  # noqa: E402
+                             load_gpt2)
 from course_lib.gpt2_figures import greedy_continue  # noqa: E402
 
 SMALL = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=101, n_positions=32)
@@ -63,7 +63,7 @@ def prompt_ids(vocab_size: int, length: int = 7, seed: int = 2) -> torch.Tensor:
 
 def cached_logits(model, ids: torch.Tensor, first: int) -> torch.Tensor:
     """Logits (1, T, V) computed with our KV cache: ``first`` positions at once, then one by one."""
-    cache = new_cache(model)
+    cache = model.new_cache()
     rows = [model(ids[:, :first], cache=cache)]
     for t in range(first, ids.shape[1]):
         rows.append(model(ids[:, t:t + 1], cache=cache))
@@ -142,7 +142,7 @@ def test_a_wrong_mapping_is_caught(small_pair):
 
 def test_kv_cache_per_token_is_the_lab_figure(full_pair):
     _, ours = full_pair
-    cache = new_cache(ours)
+    cache = ours.new_cache()
     with torch.no_grad():
         ours(prompt_ids(ours.config.vocab_size, length=2), cache=cache)
     assert cache.numbers_per_token() == expected("lab.kv_size", "gpt2_small")   # 2 × 12 × 768
@@ -159,3 +159,13 @@ def test_mapping_rejects_wrong_shapes_and_missing_tensors(small_pair):
         hf_to_course_state_dict(missing, gpt2_config(**SMALL))
     with pytest.raises(ValueError, match="unexpected tensors"):
         hf_to_course_state_dict(state, gpt2_config(**dict(SMALL, n_layer=1)))
+
+
+def test_logits_shape_figure_with_gpt2_architecture(full_pair):
+    """gpt2.logits_shape needs only the architecture: random weights give the article's shapes."""
+    from course_lib.figures import check_figure
+    from course_lib.gpt2_figures import logits_shape_values
+    from course_lib.tokenizer import gpt2_encoding
+
+    _, ours = full_pair
+    check_figure("gpt2.logits_shape", **logits_shape_values(ours, gpt2_encoding()))

@@ -1,0 +1,147 @@
+"""Where course_lib looks for GPT-2's weights, and what it says when they are not there.
+
+No network: a download is only ever attempted with ``download=True`` and is replaced here by a
+stand-in for ``hf_hub_download``.
+"""
+import hashlib
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+import course_lib.gpt2 as gpt2
+from course_lib.gpt2 import (HF_REVISION, WEIGHTS_ENV, WeightsNotFound, find_weights, gpt2_config,
+                             load_gpt2, sha256_of)
+from course_lib.gpt2_figures import no_weights_line
+
+TINY = dict(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=6)
+
+
+@pytest.fixture
+def no_weights_anywhere(tmp_path, monkeypatch):
+    """An empty Hugging Face cache and no environment variable: a machine without GPT-2."""
+    cache = tmp_path / "hf_cache"
+    cache.mkdir()
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    monkeypatch.delenv(WEIGHTS_ENV, raising=False)
+    return cache
+
+
+def tiny_checkpoint(folder):
+    """A GPT-2-layout safetensors file for a one-block model (official names, no prefix)."""
+    torch.manual_seed(0)
+    D, V, P, hidden = 8, 11, 6, 32
+    t = {"wte.weight": torch.randn(V, D), "wpe.weight": torch.randn(P, D),
+         "ln_f.weight": torch.ones(D), "ln_f.bias": torch.zeros(D),
+         "h.0.ln_1.weight": torch.ones(D), "h.0.ln_1.bias": torch.zeros(D),
+         "h.0.ln_2.weight": torch.ones(D), "h.0.ln_2.bias": torch.zeros(D),
+         "h.0.attn.c_attn.weight": torch.randn(D, 3 * D), "h.0.attn.c_attn.bias": torch.randn(3 * D),
+         "h.0.attn.c_proj.weight": torch.randn(D, D), "h.0.attn.c_proj.bias": torch.randn(D),
+         "h.0.mlp.c_fc.weight": torch.randn(D, hidden), "h.0.mlp.c_fc.bias": torch.randn(hidden),
+         "h.0.mlp.c_proj.weight": torch.randn(hidden, D), "h.0.mlp.c_proj.bias": torch.randn(D)}
+    folder.mkdir(parents=True, exist_ok=True)
+    save_file(t, str(folder / "model.safetensors"))
+    return folder / "model.safetensors", t
+
+
+def test_no_weights_says_where_it_looked_and_how_to_get_them(no_weights_anywhere):
+    with pytest.raises(WeightsNotFound) as err:
+        find_weights()
+    message = str(err.value)
+    assert f"${WEIGHTS_ENV}: not set" in message
+    assert str(no_weights_anywhere / "models--openai-community--gpt2") in message
+    assert "python -m course_lib.gpt2 --download" in message
+    assert f"export {WEIGHTS_ENV}=" in message
+    assert HF_REVISION in message                     # the exact file to fetch by hand
+
+
+def test_load_without_weights_raises_and_never_downloads(no_weights_anywhere, monkeypatch):
+    def no_network(*args, **kwargs):
+        raise AssertionError("tried to download without being asked")
+    monkeypatch.setattr(gpt2, "download_weights", no_network)
+    with pytest.raises(WeightsNotFound):
+        load_gpt2()
+
+
+def test_wrong_path_is_named_in_the_error(tmp_path):
+    missing = tmp_path / "nowhere" / "model.safetensors"
+    with pytest.raises(WeightsNotFound, match="the path you gave: .*nowhere/model.safetensors"):
+        find_weights(missing)
+
+
+def test_env_var_pointing_nowhere_is_reported(no_weights_anywhere, tmp_path, monkeypatch):
+    monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "gone.safetensors"))
+    with pytest.raises(WeightsNotFound, match=rf"\${WEIGHTS_ENV}: .*gone.safetensors \(no such file\)"):
+        find_weights()
+
+
+def test_found_through_env_var_file_or_folder(no_weights_anywhere, tmp_path, monkeypatch):
+    file, _ = tiny_checkpoint(tmp_path / "weights")
+    monkeypatch.setenv(WEIGHTS_ENV, str(file))
+    assert find_weights() == file
+    monkeypatch.setenv(WEIGHTS_ENV, str(file.parent))
+    assert find_weights() == file
+
+
+def test_found_in_the_hugging_face_cache(no_weights_anywhere):
+    snapshot = no_weights_anywhere / "models--openai-community--gpt2" / "snapshots" / HF_REVISION
+    file, _ = tiny_checkpoint(snapshot)
+    assert find_weights() == file
+
+
+def test_found_under_the_old_repository_name(no_weights_anywhere):
+    file, _ = tiny_checkpoint(no_weights_anywhere / "models--gpt2" / "snapshots" / "abc123")
+    assert find_weights() == file
+
+
+def test_conv1d_weights_are_transposed_and_split(tmp_path):
+    file, t = tiny_checkpoint(tmp_path)
+    model = load_gpt2(file, config=gpt2_config(**TINY))
+    attn = model.blocks[0].attn
+    q, k, v = t["h.0.attn.c_attn.weight"].split(8, dim=1)      # HF Conv1D: (in, out)
+    assert torch.equal(attn.query.weight, q.t())                 # nn.Linear: (out, in)
+    assert torch.equal(attn.key.weight, k.t())
+    assert torch.equal(attn.value.weight, v.t())
+    assert torch.equal(attn.value.bias, t["h.0.attn.c_attn.bias"][16:])
+    assert torch.equal(attn.output.weight, t["h.0.attn.c_proj.weight"].t())
+    assert torch.equal(model.blocks[0].mlp.up.weight, t["h.0.mlp.c_fc.weight"].t())
+    assert torch.equal(model.blocks[0].mlp.down.weight, t["h.0.mlp.c_proj.weight"].t())
+    assert torch.equal(model.lm_head.weight, t["wte.weight"])
+    assert not any(p.is_meta for p in model.parameters())
+
+
+def test_download_checks_the_checksum(no_weights_anywhere, tmp_path, monkeypatch):
+    hub = pytest.importorskip("huggingface_hub")
+    damaged = tmp_path / "model.safetensors"
+    damaged.write_bytes(b"not the real file")
+    monkeypatch.setattr(hub, "hf_hub_download", lambda *a, **k: str(damaged))
+    with pytest.raises(OSError, match="damaged"):
+        load_gpt2(download=True)
+
+
+def test_sha256_of_reads_the_whole_file(tmp_path):
+    data = bytes(range(256)) * 5000                     # larger than one read chunk
+    (tmp_path / "f").write_bytes(data)
+    assert sha256_of(tmp_path / "f", chunk=4096) == hashlib.sha256(data).hexdigest()
+
+
+def test_no_weights_line_is_one_fixed_line():
+    line = no_weights_line("print GPT-2's five most likely next tokens")
+    assert "\n" not in line and WEIGHTS_ENV in line and "--download" in line
+
+
+def test_a_wrong_env_var_is_an_error_even_with_a_cached_copy(no_weights_anywhere, tmp_path, monkeypatch):
+    from course_lib.gpt2_figures import gpt2_or_none
+
+    tiny_checkpoint(no_weights_anywhere / "models--openai-community--gpt2" / "snapshots" / HF_REVISION)
+    monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "typo.safetensors"))
+    with pytest.raises(WeightsNotFound, match="typo.safetensors"):
+        find_weights()
+    with pytest.raises(WeightsNotFound):
+        gpt2_or_none()
+
+
+def test_gpt2_or_none_is_none_on_a_machine_without_weights(no_weights_anywhere):
+    from course_lib.gpt2_figures import gpt2_or_none
+
+    assert gpt2_or_none() is None

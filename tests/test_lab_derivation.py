@@ -1,0 +1,20 @@
+"""Re-derive the lab model's weights from the article's figures and compare with the file.
+
+Slow (about 10 s on one core): opt-in with ``pytest -m slow``.
+"""
+import pytest
+
+from course_lib import lab_derivation
+from course_lib.figures import check_figure
+from course_lib.lab_figures import LAB_FIGURES
+from course_lib.lab_model import LAB_WEIGHTS_PATH, lab_model_from_tables, read_lab_weights
+
+
+@pytest.mark.slow
+def test_derivation_reproduces_the_shipped_weights():
+    tables = lab_derivation.derive_tables()
+    assert tables == read_lab_weights()["tables"]
+    assert lab_derivation.weight_file_text(tables) == LAB_WEIGHTS_PATH.read_text(encoding="utf-8")
+    model = lab_model_from_tables(tables)
+    for figure_id, compute in LAB_FIGURES.items():
+        check_figure(figure_id, **compute(model))

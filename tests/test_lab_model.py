@@ -1,0 +1,143 @@
+"""The lab's twelve-token model: the shipped weights reproduce every offline lab figure.
+
+Values are compared with the registry (data/figures.json) through check_figure; nothing the
+article prints is typed here.
+"""
+import re
+
+import pytest
+import torch
+
+from course_lib import lab_derivation, lab_figures
+from course_lib.figures import FigureMismatch, check_figure, load_registry
+from course_lib.generate import generate
+from course_lib.lab_model import (LAB_CONFIG, LAB_END_ID, LAB_PROMPT_IDS, LAB_SENTENCE_IDS,
+                                  LAB_VOCAB, LAB_WEIGHTS_PATH, article_position, lab_id,
+                                  lab_model_from_tables, load_lab_model, read_lab_weights)
+from course_lib.sampling import SamplingRule
+
+# lab.* figures other modules reproduce (temperature on [2, 1, 0], detokenising, UTF-8 streaming)
+OTHERS = {"lab.temp_210", "lab.detok", "lab.partial_utf8"}
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.set_num_threads(1)
+    return load_lab_model()
+
+
+def test_every_offline_lab_figure_has_a_helper():
+    offline = {fid for fid, entry in load_registry().items()
+               if fid.startswith("lab.") and not entry["needs_pretrained_weights"]}
+    assert offline - OTHERS == set(lab_figures.LAB_FIGURES)
+
+
+@pytest.mark.parametrize("figure_id", sorted(lab_figures.LAB_FIGURES))
+def test_shipped_weights_reproduce_figure(model, figure_id):
+    check_figure(figure_id, **lab_figures.LAB_FIGURES[figure_id](model))
+
+
+def test_model_shape_and_mode(model):
+    assert model.config == LAB_CONFIG
+    assert not model.training
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert LAB_CONFIG.head_dim == 2 and LAB_CONFIG.n_head == 2
+
+
+def test_weight_file_is_readable():
+    """Multiples of 0.5 everywhere except the 12 output biases, written with 3 decimals."""
+    tables = read_lab_weights()["tables"]
+    for name, rows in tables.items():
+        if name == "lm_head.bias":
+            continue
+        values = torch.tensor(rows, dtype=torch.float64).flatten()
+        assert torch.equal(values * 2, torch.round(values * 2)), name
+    text = LAB_WEIGHTS_PATH.read_text(encoding="utf-8")
+    bias_line = next(line for line in text.splitlines() if re.match(r'\s*"lm_head.bias": \[', line))
+    numbers = re.findall(r"-?\d+\.\d+", bias_line)
+    assert len(numbers) == 12 and all(re.fullmatch(r"-?\d+\.\d{3}", n) for n in numbers)
+
+
+def test_weight_file_is_what_the_derivation_writes():
+    """The file's text is weight_file_text of its own tables (layout, notes, config in step)."""
+    tables = read_lab_weights()["tables"]
+    assert LAB_WEIGHTS_PATH.read_text(encoding="utf-8") == lab_derivation.weight_file_text(tables)
+
+
+def test_hand_set_tables_match_the_file():
+    """Everything except the searched rows and the solved biases is the documented hand-set choice."""
+    tables = read_lab_weights()["tables"]
+    prompt_rows = {p: tables["token_embedding.weight"][lab_id(p)] for p in lab_derivation.SEARCHED}
+    rebuilt = lab_derivation.hand_set_tables(prompt_rows, tables["lm_head.bias"])
+    assert rebuilt == tables
+
+
+def test_shipped_prompt_rows_are_a_grid_search_result():
+    tables = read_lab_weights()["tables"]
+    shipped = {p: tables["token_embedding.weight"][lab_id(p)] for p in lab_derivation.SEARCHED}
+    found = [c["rows"] for c in lab_derivation.search_prompt_embeddings()]
+    assert shipped in found
+
+
+def test_a_changed_bias_breaks_the_figures(model):
+    """The checks can fail: moving ␣roof's bias by 0.01 changes row 5's printed numbers."""
+    tables = read_lab_weights()["tables"]
+    tables["lm_head.bias"][lab_id("␣roof")] += 0.01
+    changed = lab_model_from_tables(tables)
+    with pytest.raises(FigureMismatch):
+        check_figure("lab.top_p", **lab_figures.top_p_figure(changed))
+
+
+def test_greedy_generation_writes_the_sentence_and_stops(model):
+    gen = lab_figures.greedy_generation(model)
+    assert gen.ids == LAB_SENTENCE_IDS + [LAB_END_ID]
+    assert gen.stopped_by == "end id"
+    assert LAB_VOCAB.decode(gen.ids) == "the cat climbed the roof."
+
+
+def test_cache_gives_the_same_rows_as_a_full_run(model):
+    """One new row through the KV cache equals the last row of re-running all six tokens."""
+    cache = model.new_cache()
+    with torch.no_grad():
+        model(torch.tensor([LAB_PROMPT_IDS]), cache=cache)
+        cached = model(torch.tensor([[lab_id("␣roof")]]), cache=cache)[0, -1]
+    full = lab_figures.last_row_logits(model, LAB_PROMPT_IDS + [lab_id("␣roof")])
+    torch.testing.assert_close(cached, full, rtol=0, atol=1e-6)
+    assert len(cache) == 6
+
+
+def test_generation_with_and_without_cache_agree(model):
+    a = generate(model, LAB_PROMPT_IDS, 8, end_id=LAB_END_ID, use_cache=True)
+    b = generate(model, LAB_PROMPT_IDS, 8, end_id=LAB_END_ID, use_cache=False)
+    assert a.ids == b.ids
+
+
+@pytest.mark.parametrize("u", [0.0, 0.3, 0.62, 0.7, 0.8, 0.9, 0.95, 0.999])
+def test_ranked_draw_walks_the_ranked_running_sum(model, u):
+    step = SamplingRule(temperature=0.7, top_p=0.9).apply(lab_figures.last_row_logits(model))
+    chosen = lab_figures.ranked_draw(step.final, step.kept, u)
+    total = 0.0
+    for token_id in step.kept:       # the first ranked id whose running sum passes u
+        total += step.final[token_id]
+        if u < total:
+            break
+    assert chosen == token_id
+
+
+def test_sofa_path_ends_the_sentence(model):
+    """u = 0.8 picks ␣sofa; the rows after it are those after ␣roof (shared embedding)."""
+    assert lab_figures.t07_top_p_figure(model)["u_08"] == " sofa"
+    after_sofa = lab_figures.last_row_logits(model, LAB_PROMPT_IDS + [lab_id("␣sofa")])
+    after_roof = lab_figures.last_row_logits(model, LAB_PROMPT_IDS + [lab_id("␣roof")])
+    assert torch.equal(after_sofa, after_roof)
+
+
+def test_article_positions_count_from_one():
+    assert article_position(lab_figures.NEW_ROW) == 6
+
+
+def test_loader_rejects_wrong_tables():
+    tables = read_lab_weights()["tables"]
+    del tables["lm_head.bias"]
+    with pytest.raises(ValueError, match="lm_head.bias"):
+        lab_model_from_tables(tables)

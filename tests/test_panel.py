@@ -1,0 +1,112 @@
+"""The sampling panel: its plain logic, and its widgets driven by setting .value (no browser)."""
+import pytest
+import torch
+
+from course_lib.five_token import INPUT_IDS, load_five_token_model
+from course_lib.generate import last_row_logits
+from course_lib.model import GPT, GPTConfig
+from course_lib.panel import PanelSettings, SamplingPanel, describe, panel_view, render_html
+from course_lib.sampling import SamplingRule, sample_interval
+from course_lib.vocab import FIVE_TOKEN_VOCAB, LAB_VOCAB
+
+
+@pytest.fixture(scope="module")
+def five():
+    return load_five_token_model()
+
+
+@pytest.fixture
+def panel(five):
+    return SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS)
+
+
+def test_off_values_switch_filters_off():
+    rule = PanelSettings().rule()
+    assert (rule.top_k, rule.top_p, rule.min_p, rule.greedy) == (None, None, None, False)
+    rule = PanelSettings(top_k=3, top_p=0.8, min_p=0.1, greedy=True).rule()
+    assert (rule.top_k, rule.top_p, rule.min_p, rule.greedy) == (3, 0.8, 0.1, True)
+
+
+@pytest.mark.parametrize("bad, name", [(dict(temperature=0.0), "temperature"), (dict(top_k=-1), "top_k"),
+                                       (dict(top_p=0.0), "top_p"), (dict(min_p=1.5), "min_p"),
+                                       (dict(u=1.0), "u")])
+def test_bad_settings_raise(five, bad, name):
+    logits = last_row_logits(five, INPUT_IDS)
+    with pytest.raises(ValueError, match=f"^{name}"):
+        panel_view(logits, PanelSettings(**bad))
+
+
+def test_view_is_the_rule_and_the_interval_draw(five):
+    logits = last_row_logits(five, INPUT_IDS)
+    for settings in [PanelSettings(), PanelSettings(top_k=2, u=0.1), PanelSettings(temperature=0.5, top_p=0.9, u=0.95),
+                     PanelSettings(min_p=0.05, u=0.99), PanelSettings(greedy=True, u=0.0)]:
+        view = panel_view(logits, settings)
+        step = settings.rule().apply(logits)
+        assert view.step == step
+        assert view.chosen == sample_interval(step.final, settings.u)
+        start, end = view.interval
+        assert start <= settings.u < end
+        text = describe(view, FIVE_TOKEN_VOCAB.piece)
+        assert text.splitlines()[0] == settings.label()
+        assert f"kept {len(step.kept)} of 5" in text
+        assert text.endswith(f"(id {view.chosen})")
+        page = render_html(view, FIVE_TOKEN_VOCAB.piece)
+        assert f"left:{100 * settings.u:.2f}%" in page and "◀ chosen" in page
+
+
+def test_moving_a_control_updates_the_panel(panel):
+    before = panel.summary()
+    assert "kept 5 of 5" in before
+    panel.top_k.value = 2
+    assert "kept 2 of 5" in panel.summary() and panel.view.step.kept == [1, 0]
+    panel.u.value = 0.1                                    # [0, p'_a) belongs to a (id 0)
+    assert panel.view.chosen == 0 and "→ a (id 0)" in panel.view_html.value
+    panel.top_k.value = 0
+    panel.top_p.value = 0.92
+    assert panel.view.step.kept == SamplingRule(top_p=0.92).apply(panel.logits).kept
+    panel.greedy.value = True
+    assert panel.temperature.disabled and panel.view.step.kept == [1]
+    assert panel.summary() != before
+
+
+def test_append_runs_the_model_one_more_step(panel, five):
+    panel.set(top_k=2, u=0.1)
+    chosen = panel.view.chosen
+    panel.append_button.click()
+    assert panel.ids == INPUT_IDS + [chosen]
+    assert panel.logits == last_row_logits(five, panel.ids).tolist()
+    assert f"ids {panel.ids}" in panel.context.value
+    while not panel.stopped:
+        panel.append()
+    assert len(panel.ids) == five.config.n_positions and panel.append_button.disabled
+    panel.reset_button.click()
+    assert panel.ids == INPUT_IDS and not panel.stopped
+
+
+def test_end_id_stops_the_panel():
+    torch.manual_seed(1)
+    model = GPT(GPTConfig(vocab_size=12, n_positions=16, n_embd=8, n_head=2)).eval()
+    panel = SamplingPanel(model, LAB_VOCAB.piece, [0, 2], end_id=None, settings=PanelSettings(greedy=True))
+    panel.end_id = panel.view.chosen                       # whatever greedy picks next ends the text
+    panel.append()
+    assert panel.stopped.startswith("stopped: the end id") and len(panel.ids) == 3
+    panel.append()
+    assert len(panel.ids) == 3
+
+
+def test_text_representation_is_the_summary_and_stable(five):
+    a = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS, settings=PanelSettings(top_p=0.9))
+    b = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS, settings=PanelSettings(top_p=0.9))
+    bundle_a, bundle_b = a._repr_mimebundle_(), b._repr_mimebundle_()
+    assert bundle_a["text/plain"] == bundle_b["text/plain"] == a.summary()
+    assert "application/vnd.jupyter.widget-view+json" in bundle_a
+
+
+def test_a_gpt2_sized_vocabulary_plugs_in():
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=50_257, n_positions=8, n_embd=8, n_head=2, mlp_hidden=16)).eval()
+    panel = SamplingPanel(model, lambda i: f"<{i}>", [1, 5], settings=PanelSettings(top_p=0.5))
+    assert len(panel.view.step.final) == 50_257
+    assert "… and" in panel.summary()                      # long kept sets are cut for display
+    panel.top_k.value = 5
+    assert len(panel.view.step.kept) <= 5
