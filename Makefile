@@ -1,5 +1,5 @@
 # The course's two commands (README): `make lab` opens it, `make test` checks it.
-# Both create .venv with Python ≥ 3.10 and install course_lib and its pinned dependencies
+# Both create .venv with Python ≥ 3.11 and install course_lib and its pinned dependencies
 # the first time (and again whenever pyproject.toml changes).
 
 PYTHON ?= python3
@@ -14,7 +14,7 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cf
 .PHONY: setup lab test
 
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else "course_lib needs Python 3.10 or newer")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (its pinned numpy, matplotlib and ipykernel do)")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -e ".[test]"
 	touch $(STAMP)

@@ -3,8 +3,8 @@
 Taught in notebooks 02 (embeddings), 03 (attention), 04 (block), 05 (lm_head), 06 (loss)
 and 07 (sampling, where the KV cache appears). The same code runs three models:
 
-* the interface article's hand-set five-token model (``course_lib.toy_models``),
-* the lab article's hand-set twelve-token model,
+* the interface article's hand-set five-token model (``course_lib.five_token``),
+* the lab article's hand-set twelve-token model (``course_lib.lab_model``),
 * GPT-2 small's architecture (``course_lib.gpt2``).
 
 The layout follows GPT-2 / nanoGPT: token + learned absolute position embeddings, Pre-Norm
