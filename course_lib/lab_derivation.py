@@ -133,8 +133,9 @@ def search_prompt_embeddings(options=ONE_NONZERO) -> list[dict]:
     head2 = [per_position[t][1][grids[t]] for t in range(5)]
     z1 = sum(head1) + e1
     on_roof, on_cat = e1 / z1, head1[1] / z1
-    slack = np.minimum(tolerance(figure("lab.heads")["values"]["head1_on_roof"]) - abs(on_roof - expected("lab.heads", "head1_on_roof")),
-                       tolerance(figure("lab.heads")["values"]["head1_on_cat"]) - abs(on_cat - expected("lab.heads", "head1_on_cat")))
+    specs = figure("lab.heads")["values"]
+    slack = np.minimum(tolerance(specs["head1_on_roof"]) - abs(on_roof - specs["head1_on_roof"]["expected"]),
+                       tolerance(specs["head1_on_cat"]) - abs(on_cat - specs["head1_on_cat"]["expected"]))
     rest = np.maximum(np.maximum(head2[1], head2[2]), e2)          # ␣cat, ␣climb, ␣roof
     # the > ed > ␣the, and ␣the holds at least twice any other key: head 2 "spreads over" three
     order_ok = (head2[0] > head2[3]) & (head2[3] > head2[4]) & (head2[4] > SPREAD * rest)

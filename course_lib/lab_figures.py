@@ -29,7 +29,8 @@ function                        figure id               returns
 ==============================  ======================  =======================================
 
 Helpers for tables and plots: :func:`last_row_logits`, :func:`next_token_probs`,
-:func:`row6_head_weights` (2 heads × 6 keys), :func:`ranked_draw`, :func:`greedy_generation`.
+:func:`row6_head_weights` (2 heads × 6 keys), :func:`ranked_table` (id, piece, p, running sum
+in ranked order), :func:`greedy_generation`.
 ``lab_figure_values(model)`` returns all of them at once (figure id -> values) and
 ``check_lab_figures(model)`` checks them all.
 
@@ -49,7 +50,7 @@ from .figures import check_figure
 from .generate import Generation, generate, kv_numbers_per_token
 from .gpt2 import GPT2_SMALL_CONFIG
 from .lab_model import LAB_END_ID, LAB_PROMPT_IDS, LAB_VOCAB, lab_id
-from .sampling import (SamplingRule, greedy_id, ranked_ids, renormalize, sample_interval,
+from .sampling import (SamplingRule, greedy_id, ranked_ids, renormalize, sample_interval_ranked,
                        softmax_with_temperature, top_k_ids, top_p_ids)
 
 ROOF = lab_id("␣roof")          # 6: the token the article appends first
@@ -86,13 +87,12 @@ def row6_head_weights(model, ids=LAB_PROMPT_IDS + [ROOF]) -> torch.Tensor:
     return trace["layers"][0]["attention_weights"][0, :, NEW_ROW, :]
 
 
-def ranked_draw(probs, kept, u: float) -> int:
-    """Walk the kept ids in ranked order (highest first), as the article does, and return the
-    id whose interval of the running sum holds u (``sampling.sample_interval`` on that order).
-
-    ``probs``: a renormalised row in id order; ``kept``: its ids in ranked order.
-    """
-    return kept[sample_interval([probs[i] for i in kept], u)]
+def ranked_table(probs, kept=None) -> list[tuple[int, str, float, float]]:
+    """(id, piece, probability, running sum) rows in ranked order, for the ids in ``kept``
+    (default: all ids). The running sum is the walk the article's u falls into."""
+    order = [i for i in ranked_ids(probs) if kept is None or i in set(kept)]
+    sums = accumulate(probs[i] for i in order)
+    return [(i, piece(i), probs[i], total) for i, total in zip(order, sums)]
 
 
 def greedy_generation(model, prompt_ids=LAB_PROMPT_IDS, max_new_tokens: int = 8) -> Generation:
@@ -155,13 +155,14 @@ def top_p_figure(model, top_p: float = 0.9) -> dict:
 
 def t07_top_p_figure(model, temperature: float = 0.7, top_p: float = 0.9) -> dict:
     """lab.t07_top_p: T = 0.7 then top-p 0.9; the kept pieces, renormalised, their running sums,
-    and the draws for u = 0.5 and u = 0.8 (walking the ranked order)."""
+    and the draws for u = 0.5 and u = 0.8 (``sampling.sample_interval_ranked``: the article walks
+    the running sum in ranked order; in id order u = 0.8 would land in ␣wall)."""
     step = SamplingRule(temperature=temperature, top_p=top_p).apply(last_row_logits(model))
     probs = [step.final[i] for i in step.kept]
     return dict(kept=[piece(i) for i in step.kept], probs=probs,
                 running_sums=list(accumulate(probs)),
-                u_05=piece(ranked_draw(step.final, step.kept, 0.5)),
-                u_08=piece(ranked_draw(step.final, step.kept, 0.8)))
+                u_05=piece(sample_interval_ranked(step.final, 0.5)),
+                u_08=piece(sample_interval_ranked(step.final, 0.8)))
 
 
 @torch.no_grad()

@@ -19,13 +19,18 @@ from dataclasses import dataclass
 
 import torch
 
-from .sampling import SamplingRule, SamplingStep, interval_boundaries, pick_interval
+from .sampling import SamplingRule, SamplingStep, interval_boundaries, pick_interval, ranked_ids
 from .vocab import show_piece
 
 
 @dataclass(frozen=True)
 class PanelSettings:
-    """The panel's controls. Off values: top_k = 0, top_p = 1.0, min_p = 0.0."""
+    """The panel's controls. Off values: top_k = 0, top_p = 1.0, min_p = 0.0.
+
+    ``order``: how the [0, 1) strip is laid out before u is located: ``"id"`` (id 0 first,
+    the interface article's picture) or ``"ranked"`` (most likely first, the lab article's
+    running sums).
+    """
 
     temperature: float = 1.0
     greedy: bool = False
@@ -33,6 +38,7 @@ class PanelSettings:
     top_p: float = 1.0
     min_p: float = 0.0
     u: float = 0.5
+    order: str = "id"
 
     def rule(self) -> SamplingRule:
         """The :class:`SamplingRule` these controls describe (validates every value)."""
@@ -50,7 +56,8 @@ class PanelSettings:
         k = "off" if self.top_k == 0 else str(self.top_k)
         p = "off" if self.top_p >= 1.0 else f"{self.top_p:.2f}"
         m = "off" if self.min_p <= 0.0 else f"{self.min_p:.2f}"
-        return f"{head} · top-k {k} · top-p {p} · min-p {m} · u={self.u:.3f}"
+        strip = " · strip in ranked order" if self.order == "ranked" else ""
+        return f"{head} · top-k {k} · top-p {p} · min-p {m} · u={self.u:.3f}{strip}"
 
 
 @dataclass
@@ -59,23 +66,32 @@ class PanelView:
 
     settings: PanelSettings
     step: SamplingStep            # probs after temperature, kept ids (ranked), final row
-    boundaries: list[float]       # running sums of ``step.final``: the [0, 1) strip
-    chosen: int                   # the id whose interval holds u
+    layout: list[int]             # the ids in the order the strip lays them out
+    boundaries: list[float]       # running sums of ``step.final`` in that order: the strip
+    position: int                 # the place in ``layout`` whose interval holds u
+
+    @property
+    def chosen(self) -> int:
+        """The id whose interval holds u."""
+        return self.layout[self.position]
 
     @property
     def interval(self) -> tuple[float, float]:
         """[start, end) of the chosen id's interval."""
-        end = self.boundaries[self.chosen]
-        start = self.boundaries[self.chosen - 1] if self.chosen > 0 else 0.0
+        end = self.boundaries[self.position]
+        start = self.boundaries[self.position - 1] if self.position > 0 else 0.0
         return start, end
 
 
 def panel_view(logits, settings: PanelSettings) -> PanelView:
     """Apply the settings' rule to one row of logits and draw with the settings' u."""
+    if settings.order not in ("id", "ranked"):
+        raise ValueError(f"order must be 'id' or 'ranked', got {settings.order!r}")
     step = settings.rule().apply(logits)
-    boundaries = interval_boundaries(step.final)
-    return PanelView(settings=settings, step=step, boundaries=boundaries,
-                     chosen=pick_interval(boundaries, settings.u))
+    layout = list(range(len(step.final))) if settings.order == "id" else ranked_ids(step.final)
+    boundaries = interval_boundaries([step.final[i] for i in layout])
+    return PanelView(settings=settings, step=step, layout=layout, boundaries=boundaries,
+                     position=pick_interval(boundaries, settings.u))
 
 
 def describe(view: PanelView, piece, max_rows: int = 12) -> str:
@@ -119,7 +135,7 @@ def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
              f"<th {head}>p′</th><th {head}>grey: p after T · colour: p′ renormalised</th><th></th></tr>"
              + "".join(rows) + "</table>")
     segments, start = [], 0.0
-    for i, end in enumerate(view.boundaries):
+    for i, end in zip(view.layout, view.boundaries):
         width = end - start
         if width > 0:
             label = esc(i) if width > 0.04 else ""
@@ -172,12 +188,15 @@ class SamplingPanel:
                                    description="min-p (0=off)", style=style, layout=layout)
         self.u = w.FloatSlider(value=settings.u, min=0.0, max=0.999, step=0.001, readout_format=".3f",
                                description="u", style=style, layout=layout)
+        self.order = w.ToggleButtons(options=["id", "ranked"], value=settings.order,
+                                     description="strip order", style={"description_width": "90px",
+                                                                       "button_width": "70px"})
         self.append_button = w.Button(description="append chosen token", button_style="primary",
                                       layout=w.Layout(width="200px"))
         self.reset_button = w.Button(description="reset", layout=w.Layout(width="100px"))
         self.context = w.HTML()
         self.view_html = w.HTML()
-        controls = [self.temperature, self.greedy, self.top_k, self.top_p, self.min_p, self.u]
+        controls = [self.temperature, self.greedy, self.top_k, self.top_p, self.min_p, self.u, self.order]
         for control in controls:
             control.observe(lambda change: self.refresh(), names="value")
         self.append_button.on_click(lambda button: self.append())
@@ -192,7 +211,7 @@ class SamplingPanel:
     def settings(self) -> PanelSettings:
         return PanelSettings(temperature=self.temperature.value, greedy=self.greedy.value,
                              top_k=self.top_k.value, top_p=self.top_p.value,
-                             min_p=self.min_p.value, u=self.u.value)
+                             min_p=self.min_p.value, u=self.u.value, order=self.order.value)
 
     def _run_model(self):
         with torch.no_grad():

@@ -289,6 +289,15 @@ def sample_interval(probs, u: float, tol: float = 1e-5) -> int:
     return pick_interval(interval_boundaries(probs, tol=tol), u)
 
 
+def sample_interval_ranked(probs, u: float, tol: float = 1e-5) -> int:
+    """The same draw with the intervals laid out in *ranked* order (highest probability first,
+    ties by id), as the lab article walks its running sums (0.626, 0.770, 0.845, …). Returns
+    the token id. Both layouts draw every id with its probability; a given u can differ."""
+    p = check_probs(probs, tol=tol)
+    order = ranked_ids(p)
+    return order[sample_interval([p[i] for i in order], u, tol=tol)]
+
+
 def sample_seeded(probs, generator) -> int:
     """One draw with ``torch.multinomial`` and a seeded ``torch.Generator`` (what PyTorch code
     does; the interval picture explains it, it is not PyTorch's internal loop)."""

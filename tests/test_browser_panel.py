@@ -10,6 +10,7 @@ when the ``CI`` environment variable is set.
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -54,7 +55,7 @@ def lab_server(tmp_path):
     settings = home / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     # render every cell (no virtual scrolling), so the panel is in the page after "run all"
-    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none", "autoStartDefaultKernel": True}))
     notices = home / "settings" / "@jupyterlab" / "apputils-extension"
     notices.mkdir(parents=True)
     (notices / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
@@ -90,8 +91,8 @@ def lab_server(tmp_path):
         log.close()
 
 
-def summary_text(page) -> str:
-    return page.locator(".sampling-panel .sampling-panel-summary").inner_text()
+def summary_text(panel) -> str:
+    return panel.locator(".sampling-panel-summary").inner_text()
 
 
 def test_panel_in_jupyterlab(request):
@@ -111,32 +112,37 @@ def test_panel_in_jupyterlab(request):
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{url}/lab/tree/{NOTEBOOK.name}")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+            try:     # JupyterLab may still ask which kernel to start: take the notebook's python3
+                page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
+            except Exception:
+                pass
             page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
             page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
             page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
 
-            summary = page.locator(".sampling-panel .sampling-panel-summary")
+            panel = page.locator(".sampling-panel").first        # the five-token model's panel
+            summary = panel.locator(".sampling-panel-summary")
             summary.wait_for(timeout=int(os.environ.get('BROWSER_TEST_TIMEOUT_MS', 120_000)))
             page.wait_for_function(
                 "() => [...document.querySelectorAll('.jp-OutputArea-output pre')]"
                 ".some(e => e.textContent.includes('✓ lab.temp_210'))", timeout=120_000)
-            before = summary_text(page)
+            before = summary_text(panel)
             assert "u=0.500" in before and "→ b (id 1)" in before, before
 
             # move the u slider: focus its handle and press Home (u = 0), then type into its readout
-            u_box = page.locator(".sampling-panel .widget-slider").filter(
-                has=page.locator(".widget-label", has_text="u")).last
+            u_box = panel.locator(".widget-slider").filter(
+                has=page.locator(".widget-label", has_text=re.compile(r"^u$")))
             u_box.scroll_into_view_if_needed()
             u_box.locator(".noUi-handle").focus()
             page.keyboard.press("Home")
             page.wait_for_function(
                 "() => document.querySelector('.sampling-panel .sampling-panel-summary')"
                 ".textContent.includes('u=0.000')", timeout=30_000)
-            after = summary_text(page)
+            after = summary_text(panel)
             assert after != before
             assert "u=0.000 lands in [0.000, 0.242) → a (id 0)" in after, after
 
-            page.locator(".sampling-panel").screenshot(path=str(ARTIFACTS / "browser_panel.png"))
+            panel.screenshot(path=str(ARTIFACTS / "browser_panel.png"))
             page.screenshot(path=str(ARTIFACTS / "browser_lab.png"))
         except Exception:
             page.screenshot(path=str(ARTIFACTS / "browser_failure.png"))    # what the browser showed

@@ -14,7 +14,6 @@ from course_lib.generate import generate
 from course_lib.lab_model import (LAB_CONFIG, LAB_END_ID, LAB_PROMPT_IDS, LAB_SENTENCE_IDS,
                                   LAB_VOCAB, LAB_WEIGHTS_PATH, article_position, lab_id,
                                   lab_model_from_tables, load_lab_model, read_lab_weights)
-from course_lib.sampling import SamplingRule
 
 # lab.* figures other modules reproduce (temperature on [2, 1, 0], detokenising, UTF-8 streaming)
 OTHERS = {"lab.temp_210", "lab.detok", "lab.partial_utf8"}
@@ -32,9 +31,27 @@ def test_every_offline_lab_figure_has_a_helper():
     assert offline - OTHERS == set(lab_figures.LAB_FIGURES)
 
 
-@pytest.mark.parametrize("figure_id", sorted(lab_figures.LAB_FIGURES))
-def test_shipped_weights_reproduce_figure(model, figure_id):
-    check_figure(figure_id, **lab_figures.LAB_FIGURES[figure_id](model))
+def test_embedding_figures(model):
+    check_figure("lab.x6", **lab_figures.x6_figure(model))
+
+
+def test_attention_figures(model):
+    check_figure("lab.q6", **lab_figures.q6_figure(model))
+    check_figure("lab.heads", **lab_figures.heads_figure(model))
+
+
+def test_row5_sampling_figures(model):
+    check_figure("lab.greedy", **lab_figures.greedy_figure(model))
+    check_figure("lab.top_k", **lab_figures.top_k_figure(model))
+    check_figure("lab.top_p", **lab_figures.top_p_figure(model))
+    check_figure("lab.t07_top_p", **lab_figures.t07_top_p_figure(model))
+
+
+def test_append_and_next_rows_figures(model):
+    check_figure("lab.append", **lab_figures.append_figure(model))
+    check_figure("lab.next_after_roof", **lab_figures.next_after_roof_figure(model))
+    check_figure("lab.eot", **lab_figures.eot_figure(model))
+    check_figure("lab.kv_size", **lab_figures.kv_size_figure(model))
 
 
 def test_model_shape_and_mode(model):
@@ -112,18 +129,6 @@ def test_generation_with_and_without_cache_agree(model):
     assert a.ids == b.ids
 
 
-@pytest.mark.parametrize("u", [0.0, 0.3, 0.62, 0.7, 0.8, 0.9, 0.95, 0.999])
-def test_ranked_draw_walks_the_ranked_running_sum(model, u):
-    step = SamplingRule(temperature=0.7, top_p=0.9).apply(lab_figures.last_row_logits(model))
-    chosen = lab_figures.ranked_draw(step.final, step.kept, u)
-    total = 0.0
-    for token_id in step.kept:       # the first ranked id whose running sum passes u
-        total += step.final[token_id]
-        if u < total:
-            break
-    assert chosen == token_id
-
-
 def test_sofa_path_ends_the_sentence(model):
     """u = 0.8 picks ␣sofa; the rows after it are those after ␣roof (shared embedding)."""
     assert lab_figures.t07_top_p_figure(model)["u_08"] == " sofa"
@@ -141,3 +146,12 @@ def test_loader_rejects_wrong_tables():
     del tables["lm_head.bias"]
     with pytest.raises(ValueError, match="lm_head.bias"):
         lab_model_from_tables(tables)
+
+
+def test_ranked_table_walks_the_same_sums_as_top_p(model):
+    probs = lab_figures.next_token_probs(model)
+    table = lab_figures.ranked_table(probs)
+    assert [row[0] for row in table] == sorted(range(12), key=lambda i: (-probs[i], i))
+    sums = lab_figures.top_p_figure(model)["running_sums"]
+    assert [row[3] for row in table[:len(sums)]] == sums
+    assert abs(table[-1][3] - 1.0) < 1e-6

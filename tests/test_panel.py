@@ -6,6 +6,7 @@ from course_lib.five_token import INPUT_IDS, load_five_token_model
 from course_lib.generate import last_row_logits
 from course_lib.model import GPT, GPTConfig
 from course_lib.panel import PanelSettings, SamplingPanel, describe, panel_view, render_html
+from course_lib import sampling as S
 from course_lib.sampling import SamplingRule, sample_interval
 from course_lib.vocab import FIVE_TOKEN_VOCAB, LAB_VOCAB
 
@@ -54,6 +55,19 @@ def test_view_is_the_rule_and_the_interval_draw(five):
         assert f"left:{100 * settings.u:.2f}%" in page and "◀ chosen" in page
 
 
+def test_ranked_strip_order_walks_the_most_likely_first(five):
+    logits = last_row_logits(five, INPUT_IDS)
+    by_id = panel_view(logits, PanelSettings(u=0.1))
+    ranked = panel_view(logits, PanelSettings(u=0.1, order="ranked"))
+    assert by_id.chosen == 0                                 # a's interval [0, 0.2203) comes first
+    assert ranked.chosen == 1 and ranked.layout[0] == 1      # b's interval [0, 0.6903) comes first
+    assert ranked.interval == (0.0, pytest.approx(ranked.step.final[1]))
+    assert ranked.chosen == S.sample_interval_ranked(ranked.step.final, 0.1)
+    assert "strip in ranked order" in describe(ranked, FIVE_TOKEN_VOCAB.piece)
+    with pytest.raises(ValueError, match="^order"):
+        panel_view(logits, PanelSettings(order="random"))
+
+
 def test_moving_a_control_updates_the_panel(panel):
     before = panel.summary()
     assert "kept 5 of 5" in before
@@ -64,6 +78,8 @@ def test_moving_a_control_updates_the_panel(panel):
     panel.top_k.value = 0
     panel.top_p.value = 0.92
     assert panel.view.step.kept == SamplingRule(top_p=0.92).apply(panel.logits).kept
+    panel.order.value = "ranked"
+    assert panel.view.layout == S.ranked_ids(panel.view.step.final)
     panel.greedy.value = True
     assert panel.temperature.disabled and panel.view.step.kept == [1]
     assert panel.summary() != before

@@ -111,6 +111,12 @@ def test_interval_sampling_left_closed_and_zero_length_never_wins():
         assert p[S.sample_interval(p, u)] > 0
 
 
+def test_ranked_interval_walks_highest_first():
+    p = [0.25, 0.0, 0.5, 0.25, 0.0]                          # ranked: 2, 0, 3, then the zeros
+    assert [S.sample_interval_ranked(p, u) for u in (0.0, 0.49, 0.5, 0.74, 0.75, 0.999)] == [2, 2, 0, 0, 3, 3]
+    assert S.sample_interval(p, 0.49) == 2 and S.sample_interval(p, 0.1) == 0
+
+
 def test_last_boundary_is_forced_to_one():
     p = [0.1] * 10                                           # sums to 0.9999999999999999
     assert sum(p) < 1.0

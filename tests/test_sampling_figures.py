@@ -1,0 +1,40 @@
+"""Every sampling figure of notebook 07 that the five-token model produces matches the registry."""
+import pytest
+import torch
+
+from course_lib.figures import FigureMismatch, check_figure, figure
+from course_lib.five_token import load_five_token_model
+from course_lib.sampling_figures import sampling_figure_values
+
+FIGURES = ["interface.greedy", "interface.greedy_path", "interface.interval", "interface.draws",
+           "interface.temperature", "interface.top_k", "interface.top_k_ties", "interface.top_p",
+           "interface.top_p_shape", "interface.gpt2_legacy_top_p", "interface.stable_softmax",
+           "decoding.softmax_ln", "decoding.gap_01", "decoding.temp_low_high", "decoding.min_p",
+           "decoding.loop", "lab.temp_210"]
+
+
+@pytest.fixture(scope="module")
+def values():
+    return sampling_figure_values(load_five_token_model())
+
+
+def test_every_sampling_figure_is_computed(values):
+    assert sorted(values) == sorted(FIGURES)
+    for fid in FIGURES:
+        assert set(values[fid]) == set(figure(fid)["values"]), fid     # every registry value
+
+
+@pytest.mark.parametrize("fid", FIGURES)
+def test_figure_reproduces_the_article(values, fid):
+    check_figure(fid, **values[fid])
+
+
+def test_the_numbers_come_from_the_model():
+    model = load_five_token_model()
+    with torch.no_grad():
+        model.lm_head.bias[0] += 0.3            # a slightly different model ...
+    moved = sampling_figure_values(model)
+    with pytest.raises(FigureMismatch):         # ... no longer prints the article's numbers
+        check_figure("interface.top_k", **moved["interface.top_k"])
+    with pytest.raises(FigureMismatch):
+        check_figure("interface.interval", **moved["interface.interval"])
