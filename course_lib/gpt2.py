@@ -7,8 +7,9 @@ next tokens, where the weights are available). There is no second model here: GP
 Where the weights come from (:func:`find_weights` tries them in this order):
 
 1. a path you pass (the ``model.safetensors`` file, or a folder holding it),
-2. the environment variable ``COURSE_GPT2_WEIGHTS`` (same meaning),
-3. the local Hugging Face cache (``~/.cache/huggingface/hub`` or ``$HF_HUB_CACHE`` /
+2. the environment variable ``COURSE_GPT2_WEIGHTS`` (same meaning; a path or variable that
+   points nowhere is an error, never silently replaced by another copy),
+3. when neither is given, the local Hugging Face cache (``~/.cache/huggingface/hub`` or ``$HF_HUB_CACHE`` /
    ``$HF_HOME``), under ``openai-community/gpt2`` or its older name ``gpt2``,
 4. a download from the Hugging Face Hub, only when you ask for it: ``load_gpt2(download=True)``
    or ``python -m course_lib.gpt2 --download``. The file (548 MB) is checked against its

@@ -60,16 +60,21 @@ def _mask_from_sorted(keep_sorted: torch.Tensor, order: torch.Tensor) -> torch.T
     return torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
 
 
-def top_k_mask(probs: torch.Tensor, top_k: int) -> torch.Tensor:
-    """Exactly k ids per row, ties by smaller id (``top_k_ids``), without a full sort:
-    keep everything above the k-th value, then the first (smallest-id) ids equal to it
-    until k are kept."""
-    k = min(check_top_k(top_k), check_rows(probs, "probs").shape[-1])
-    kth = torch.topk(probs, k, dim=-1).values[:, -1:]            # [B, 1] the k-th value
+def top_n_mask(probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """The first n[b] ids of each row's ranking (ties by smaller id), without a full sort:
+    keep everything above the n-th value, then the smallest ids equal to it until n are kept.
+    ``n``: [B, 1] integers in 1..V."""
+    kth = torch.topk(probs, int(n.max()), dim=-1).values.gather(-1, n - 1)   # [B, 1] n-th value
     above = probs > kth                                           # all of these are kept
-    room = k - above.sum(dim=-1, keepdim=True)                    # places left for ties
+    room = n - above.sum(dim=-1, keepdim=True)                    # places left for ties
     tied = probs == kth
     return above | (tied & (torch.cumsum(tied.int(), dim=-1) <= room))
+
+
+def top_k_mask(probs: torch.Tensor, top_k: int) -> torch.Tensor:
+    """Exactly k ids per row, ties by smaller id (``top_k_ids``)."""
+    k = min(check_top_k(top_k), check_rows(probs, "probs").shape[-1])
+    return top_n_mask(probs, torch.full((probs.shape[0], 1), k))
 
 
 def top_k_strict_cut_mask(logits: torch.Tensor, top_k: int) -> torch.Tensor:
@@ -86,12 +91,25 @@ def _running_sums(probs: torch.Tensor):
 
 
 def top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:
-    """Nucleus rule (``top_p_ids``): a ranked id is kept while the sum *before* it is < p,
-    which keeps the shortest prefix reaching ≥ p, the crossing id included."""
+    """Nucleus rule (``top_p_ids``): a ranked place is kept while the sum *before* it is < p,
+    which keeps the shortest prefix reaching ≥ p, the crossing id included.
+
+    How many places that is depends only on the sorted *values*, so it is found from
+    ``torch.topk`` prefixes (1,024 values, then 8× more until every row reaches p) rather than
+    a full sort; :func:`top_n_mask` then picks that many ids with the tie-break by id.
+    """
     p = check_top_p(top_p)
-    _, order, cum = _running_sums(check_rows(probs, "probs"))
+    V = check_rows(probs, "probs").shape[-1]
+    width = min(V, 1024)
+    while True:
+        values = torch.topk(probs, width, dim=-1).values           # [B, width], sorted
+        cum = torch.cumsum(values.double(), dim=-1)                # left to right, float64
+        if width == V or bool((cum[:, -1] >= p).all()):
+            break
+        width = min(V, width * 8)
     before = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
-    return _mask_from_sorted(before < p, order)
+    n = (before < p).sum(dim=-1, keepdim=True)                     # [B, 1] places kept, ≥ 1
+    return top_n_mask(probs, n)
 
 
 def gpt2_legacy_top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:

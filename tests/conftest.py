@@ -2,10 +2,7 @@
 
 Matplotlib builds its font cache the first time it is imported and says so on stderr; warm it
 here, once, before nbval starts any notebook kernel, so that message never reaches a
-notebook's output.
+notebook's output. (``make test`` also warms it before pytest starts.) Nothing here may
+change the environment the notebook kernels inherit.
 """
-import os
-
-os.environ.setdefault("MPLBACKEND", "Agg")
-
-import matplotlib.font_manager  # noqa: E402,F401  (importing builds the cache)
+import matplotlib.font_manager  # noqa: F401  (importing builds the cache)

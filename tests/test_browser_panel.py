@@ -142,6 +142,11 @@ def test_panel_in_jupyterlab(request):
             assert after != before
             assert "u=0.000 lands in [0.000, 0.242) → a (id 0)" in after, after
 
+            # the append button adds the chosen token (a) and runs the model one more step
+            panel.locator("button", has_text="append chosen token").click()
+            page.wait_for_function(
+                "() => document.querySelector('.sampling-panel').textContent.includes('ids [0, 1, 0, 0]')",
+                timeout=30_000)
             panel.screenshot(path=str(ARTIFACTS / "browser_panel.png"))
             page.screenshot(path=str(ARTIFACTS / "browser_lab.png"))
         except Exception:

@@ -125,3 +125,18 @@ def test_bad_arguments(five):
 
 def test_greedy_choice_returns_no_u():
     assert greedy_choice(torch.tensor([0.0, 2.0, 2.0]), 0) == (1, None)
+
+
+def test_streaming_through_the_gpt2_decoder_holds_half_characters():
+    from course_lib.tokenizer import StreamingDecoder
+
+    torch.manual_seed(0)
+    model = GPT(GPTConfig(vocab_size=50_257, n_positions=8, n_embd=8, n_head=2, mlp_hidden=16)).eval()
+    script = [17250, 220, 19526, 254, 0]          # "Hi 你!": 你's bytes are split over 19526 and 254
+
+    def scripted(logits, step):
+        return script[step], None
+
+    out = generate(model, [464], 5, choose=scripted, decoder=StreamingDecoder())
+    assert [s.text for s in out.steps] == ["Hi", " ", "", "你", "!"]
+    assert out.text == "Hi 你!"

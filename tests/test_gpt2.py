@@ -6,16 +6,19 @@ file through ``load_gpt2``, the loader learners use for the real checkpoint. Equ
 and without our KV cache) and equal greedy continuations show that the architecture and the
 name/transpose mapping are right; only the trained numbers are missing.
 """
-import torch
-import pytest
+import os
 
-transformers = pytest.importorskip("transformers", reason="transformers is a test dependency")
+import pytest
+import torch
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")      # transformers must never reach the network here
+import transformers  # noqa: E402  test dependency (pinned in pyproject's "test" extra)
 from safetensors.torch import save_file  # noqa: E402
 
-from course_lib.figures import expected  # noqa: E402
-from course_lib.gpt2 import (GPT2_SMALL_CONFIG, gpt2_config, hf_to_course_state_dict,  # noqa: E402
+from course_lib.figures import expected
+from course_lib.gpt2 import (GPT2_SMALL_CONFIG, gpt2_config, hf_to_course_state_dict,
                              load_gpt2)
-from course_lib.gpt2_figures import greedy_continue  # noqa: E402
+from course_lib.gpt2_figures import greedy_continue
 
 SMALL = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=101, n_positions=32)
 FULL = dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)

@@ -24,9 +24,29 @@ def test_every_sampling_figure_is_computed(values):
         assert set(values[fid]) == set(figure(fid)["values"]), fid     # every registry value
 
 
-@pytest.mark.parametrize("fid", FIGURES)
-def test_figure_reproduces_the_article(values, fid):
-    check_figure(fid, **values[fid])
+def test_interface_figures_reproduce_the_article(values):
+    v = values
+    check_figure("interface.greedy", **v["interface.greedy"])
+    check_figure("interface.greedy_path", **v["interface.greedy_path"])
+    check_figure("interface.interval", **v["interface.interval"])
+    check_figure("interface.draws", **v["interface.draws"])
+    check_figure("interface.temperature", **v["interface.temperature"])
+    check_figure("interface.top_k", **v["interface.top_k"])
+    check_figure("interface.top_k_ties", **v["interface.top_k_ties"])
+    check_figure("interface.top_p", **v["interface.top_p"])
+    check_figure("interface.top_p_shape", **v["interface.top_p_shape"])
+    check_figure("interface.gpt2_legacy_top_p", **v["interface.gpt2_legacy_top_p"])
+    check_figure("interface.stable_softmax", **v["interface.stable_softmax"])
+
+
+def test_decoding_figures_reproduce_the_article(values):
+    v = values
+    check_figure("decoding.softmax_ln", **v["decoding.softmax_ln"])
+    check_figure("decoding.gap_01", **v["decoding.gap_01"])
+    check_figure("decoding.temp_low_high", **v["decoding.temp_low_high"])
+    check_figure("decoding.min_p", **v["decoding.min_p"])
+    check_figure("decoding.loop", **v["decoding.loop"])
+    check_figure("lab.temp_210", **v["lab.temp_210"])
 
 
 def test_the_numbers_come_from_the_model():
