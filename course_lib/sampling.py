@@ -336,7 +336,9 @@ class SamplingRule:
     distribution the previous stage left (renormalised over the ids still kept), so changing
     the temperature can change how many ids top-p needs. Other engines order differently
     (llama.cpp's default chain applies temperature *after* its filters), which can keep a
-    different set for the same numbers. ``None`` switches a filter off; ``greedy=True``
+    different set for the same numbers. (The filters themselves are the teaching rules above:
+    transformers' and nanoGPT's top-k keep ties at the k-th value, ours keeps exactly k.)
+    ``None`` switches a filter off; ``greedy=True``
     replaces everything by the argmax (no temperature, no division by zero).
     """
 
