@@ -12,10 +12,9 @@ the article's figures. ``course_lib.five_token_derivation`` re-creates the solve
 """
 from __future__ import annotations
 
-import json
-
 import torch
 
+from . import weight_files
 from .figures import DATA_DIR
 from .model import GPT, GPTConfig
 from .vocab import FIVE_TOKEN_PIECES
@@ -41,38 +40,22 @@ WEIGHTS_PATH = DATA_DIR / "five_token_model.json"
 
 def read_weight_file(path=WEIGHTS_PATH) -> dict:
     """The weight file as a dict: ``notes``, ``config`` and ``tables`` (name -> nested lists)."""
-    try:
-        text = open(path, encoding="utf-8").read()
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the five-token weights {path} are missing; they ship with the course in data/") from None
-    return json.loads(text)
+    return weight_files.read_weight_file(path, "five-token model")
 
 
 def model_from_tables(tables: dict) -> GPT:
-    """A float32 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists)."""
-    model = GPT(FIVE_TOKEN_CONFIG)
-    expected_names = set(model.state_dict())
-    if set(tables) != expected_names:
-        missing = sorted(expected_names - set(tables))
-        extra = sorted(set(tables) - expected_names)
-        raise ValueError(f"weight tables do not fit the model: missing {missing}, unexpected {extra}")
-    state = {name: torch.tensor(rows, dtype=torch.float32) for name, rows in tables.items()}
-    model.load_state_dict(state)     # also checks every table's shape
-    return model.eval()
+    """A float32 five-token GPT in eval mode whose parameters are exactly ``tables``."""
+    return weight_files.model_from_tables(FIVE_TOKEN_CONFIG, tables, "five-token model")
 
 
 def load_five_token_model(path=WEIGHTS_PATH) -> GPT:
     """The hand-set five-token model (float32, eval mode) with the shipped weights."""
-    weights = read_weight_file(path)
-    if weights["config"] != config_summary():
-        raise ValueError(f"{path} was written for another config: {weights['config']}")
-    return model_from_tables(weights["tables"])
+    return weight_files.load_model_file(FIVE_TOKEN_CONFIG, path, "five-token model")
 
 
 def config_summary(config: GPTConfig = FIVE_TOKEN_CONFIG) -> dict:
     """The config as a plain dict (stored in the weight file so a mismatch is caught)."""
-    return dict(vars(config))
+    return weight_files.config_summary(config)
 
 
 def input_tensor(ids=INPUT_IDS) -> torch.Tensor:

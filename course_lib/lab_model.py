@@ -17,10 +17,7 @@ so the article's x₆ is row 5 of the model's tensors.
 """
 from __future__ import annotations
 
-import json
-
-import torch
-
+from . import weight_files
 from .figures import DATA_DIR
 from .model import GPT, GPTConfig
 from .vocab import LAB_END_ID, LAB_PIECES, LAB_VOCAB
@@ -48,38 +45,22 @@ __all__ = ["LAB_CONFIG", "LAB_PROMPT_IDS", "LAB_SENTENCE_IDS", "LAB_WEIGHTS_PATH
 
 def lab_config_summary(config: GPTConfig = LAB_CONFIG) -> dict:
     """The config as a plain dict (stored in the weight file so a mismatch is caught)."""
-    return dict(vars(config))
+    return weight_files.config_summary(config)
 
 
 def read_lab_weights(path=LAB_WEIGHTS_PATH) -> dict:
     """The weight file as a dict: ``about``, ``config``, ``notes`` and ``tables``."""
-    try:
-        text = open(path, encoding="utf-8").read()
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the lab model's weights {path} are missing; they ship with the course in data/") from None
-    return json.loads(text)
+    return weight_files.read_weight_file(path, "lab model")
 
 
 def lab_model_from_tables(tables: dict) -> GPT:
-    """A float32 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists)."""
-    model = GPT(LAB_CONFIG)
-    expected_names = set(model.state_dict())
-    if set(tables) != expected_names:
-        missing = sorted(expected_names - set(tables))
-        extra = sorted(set(tables) - expected_names)
-        raise ValueError(f"weight tables do not fit the lab model: missing {missing}, unexpected {extra}")
-    state = {name: torch.tensor(rows, dtype=torch.float32) for name, rows in tables.items()}
-    model.load_state_dict(state)     # also checks every table's shape
-    return model.eval()
+    """A float32 lab GPT in eval mode whose parameters are exactly ``tables``."""
+    return weight_files.model_from_tables(LAB_CONFIG, tables, "lab model")
 
 
 def load_lab_model(path=LAB_WEIGHTS_PATH) -> GPT:
     """The lab's hand-set twelve-token model (float32, eval mode) with the shipped weights."""
-    weights = read_lab_weights(path)
-    if weights["config"] != lab_config_summary():
-        raise ValueError(f"{path} was written for another config: {weights['config']}")
-    return lab_model_from_tables(weights["tables"])
+    return weight_files.load_model_file(LAB_CONFIG, path, "lab model")
 
 
 def lab_id(piece: str) -> int:
