@@ -1,6 +1,7 @@
 # The course's two commands (README): `make lab` opens it, `make test` checks it.
 # Both create .venv with Python ≥ 3.11 and install course_lib and its pinned dependencies
-# the first time (and again whenever pyproject.toml changes).
+# the first time (and again whenever pyproject.toml or .ci/constraints.txt changes); every
+# other package is held at the version in .ci/constraints.txt.
 
 PYTHON ?= python3
 # Optional: a pip index that serves CPU-only torch wheels, for a smaller download on Linux
@@ -13,10 +14,10 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cf
 
 .PHONY: setup lab test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml .ci/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (its pinned numpy, matplotlib and ipykernel do)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -e ".[test]"
+	$(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt -e ".[test]"
 	touch $(STAMP)
 
 setup: $(STAMP)

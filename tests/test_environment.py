@@ -43,6 +43,14 @@ def test_environment_yml_parses_and_pins_the_same_versions():
                for line in pip_section)
 
 
+def test_constraints_hold_the_same_direct_pins():
+    lines = (ROOT / ".ci" / "constraints.txt").read_text(encoding="utf-8").splitlines()
+    locked = pins(line for line in lines if not line.startswith("#"))
+    direct = pins(project()["dependencies"] + project()["optional-dependencies"]["test"])
+    assert {name: locked.get(name) for name in direct} == direct
+    assert "course-lib" not in locked and "course_lib" not in locked
+
+
 def test_binder_installs_course_lib_itself():
     # with an environment.yml repo2docker installs no package from the repository
     post_build = (ROOT / "postBuild").read_text(encoding="utf-8")
