@@ -60,6 +60,14 @@ def naive_softmax(logits) -> list[float]:
     return [w / total if math.isfinite(total) else math.nan for w in weights]
 
 
+def entropy(probs) -> float:
+    """How spread a distribution is: −Σ p ln p in nats (0 ln 0 counts as 0).
+
+    0 when one id holds all the mass; ln V when all V ids are equally likely.
+    """
+    return -sum(p * math.log(p) for p in as_float_list(probs, "probs") if p > 0)
+
+
 def greedy_id(logits) -> int:
     """The id with the largest logit (= the largest probability, softmax keeps the order).
     Ties break towards the smaller id, like ``torch.argmax``. No temperature involved."""

@@ -87,11 +87,6 @@ def interface_figures(z: list[float]) -> dict:
     }
 
 
-def entropy(p) -> float:
-    """−Σ p ln p in nats (0 ln 0 = 0)."""
-    return -sum(v * math.log(v) for v in p if v > 0)
-
-
 def decoding_figures(z: list[float], model=None) -> dict:
     """The ``decoding.*`` sampling figures and ``lab.temp_210``."""
     model = model or load_five_token_model()
@@ -106,8 +101,8 @@ def decoding_figures(z: list[float], model=None) -> dict:
                                     probs=S.softmax_with_temperature(ln_scores)),
         "decoding.gap_01": dict(ratio=pair[0] / pair[1]),
         "decoding.temp_low_high": dict(
-            low_more_concentrated=max(low) > max(mid) and entropy(low) < entropy(mid),
-            high_more_spread=max(high) < max(mid) and entropy(high) > entropy(mid),
+            low_more_concentrated=max(low) > max(mid) and S.entropy(low) < S.entropy(mid),
+            high_more_spread=max(high) < max(mid) and S.entropy(high) > S.entropy(mid),
             ranking_kept=S.ranked_ids(low) == S.ranked_ids(mid) == S.ranked_ids(high)),
         "decoding.min_p": dict(
             fraction=fraction,

@@ -207,3 +207,9 @@ def test_bad_input_raises_a_value_error_naming_the_argument(call, name):
 def test_k_above_vocabulary_and_p_one_are_valid():
     assert S.top_k_ids(EXACT, 10**6) == S.ranked_ids(EXACT)
     assert S.SamplingRule(top_k=100, top_p=1.0, min_p=0.0).apply([0.0, 1.0]).kept == [1, 0]
+
+
+def test_entropy_is_zero_for_certainty_and_ln_v_for_uniform():
+    assert S.entropy([0.0, 1.0, 0.0]) == 0.0
+    assert abs(S.entropy([0.25] * 4) - math.log(4)) < 1e-12
+    assert S.entropy([0.9, 0.1]) < S.entropy([0.6, 0.4])
