@@ -23,7 +23,8 @@ $(STAMP): pyproject.toml .ci/constraints.txt
 setup: $(STAMP)
 
 lab: $(STAMP)
-	$(BIN)/jupyter lab notebooks/01_tokenizer.ipynb
+	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
+		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb
 
 test: $(STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
