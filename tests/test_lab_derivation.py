@@ -1,6 +1,6 @@
 """Re-derive the lab model's weights from the article's figures and compare with the file.
 
-Slow (about 10 s on one core): opt-in with ``pytest -m slow``.
+Marked slow (about 10 s on one core): part of the full run; ``pytest -m "not slow"`` leaves it out.
 """
 import pytest
 

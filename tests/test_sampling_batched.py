@@ -32,8 +32,8 @@ CASES = [
     (SB.gpt2_legacy_top_p_mask, S.gpt2_legacy_top_p_ids, [0.5, 0.9]),
     (SB.min_p_mask, S.min_p_ids, [0.0, 0.05, 0.3, 1.0]),
 ]
-ROWS = [0, 1, 3]   # a tied row, a row with -inf logits, a peaked row; all 64 under -m slow
-FAST_B = 8         # the default run filters 8 rows of 50,257 (the 2-core budget); -m slow all 64
+ROWS = [0, 1, 3]   # a tied row, a row with -inf logits, a peaked row; the slow-marked test takes all 64
+FAST_B = 8         # rows of 50,257 filtered by the quick checks (the 2-core budget)
 
 
 @pytest.fixture(scope="module")
