@@ -48,6 +48,7 @@ import torch
 
 from .figures import check_figure
 from .generate import Generation, generate, kv_numbers_per_token
+from .generate import last_row_logits as model_last_row
 from .gpt2 import GPT2_SMALL_CONFIG
 from .lab_model import LAB_END_ID, LAB_PROMPT_IDS, LAB_VOCAB, lab_id
 from .sampling import (SamplingRule, greedy_id, ranked_ids, renormalize, sample_interval_ranked,
@@ -66,8 +67,8 @@ def piece(token_id: int) -> str:
 
 @torch.no_grad()
 def last_row_logits(model, ids=LAB_PROMPT_IDS) -> torch.Tensor:
-    """The scores for the token after ``ids``: the last row of logits, shape (V,)."""
-    return model(torch.tensor([list(ids)]))[0, -1]
+    """The scores for the token after ``ids`` (default: "the cat climbed the"), shape (V,)."""
+    return model_last_row(model, ids)
 
 
 def next_token_probs(model, ids=LAB_PROMPT_IDS, temperature: float = 1.0) -> list[float]:
