@@ -41,9 +41,9 @@ import math
 import sys
 
 import torch
-import torch.nn.functional as F
 
 from .figures import check_figure, expected, figure, tolerance
+from .loss import mean_loss, position_losses
 from .five_token import (FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS, WEIGHTS_PATH,
                          config_summary, figure_values, input_tensor, model_from_tables)
 
@@ -143,15 +143,6 @@ def forward(model):
         return model.forward_trace(input_tensor(INPUT_IDS))
 
 
-def position_losses(logits) -> list[float]:
-    targets = torch.tensor(TARGET_IDS)
-    return F.cross_entropy(logits.reshape(-1, 5), targets, reduction="none").tolist()
-
-
-def mean_loss(logits) -> float:
-    return F.cross_entropy(logits.reshape(-1, 5), torch.tensor(TARGET_IDS).reshape(-1)).item()
-
-
 # ---------------------------------------------------------------------------- solving
 
 def shortest_decimals(center: list[float], accept, max_decimals: int = 10, reach: int = 2):
@@ -242,7 +233,7 @@ def solve_scalar(tables, position, direction, accept_losses, hi=3.0) -> float:
     def losses_for(t):
         set_down_column(tables, position, [t * d for d in direction])
         logits = forward(scratch_model(tables))[0]
-        return position_losses(logits), mean_loss(logits)
+        return position_losses(logits, TARGET_IDS).tolist(), mean_loss(logits, TARGET_IDS).item()
 
     t_center = bisect(lambda t: losses_for(t)[0][position], 0.0, hi, target)
     (t,) = shortest_decimals([t_center], lambda ts: accept_losses(*losses_for(ts[0])))
