@@ -36,13 +36,13 @@ add ``--write`` to rewrite the weight file.
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import sys
 
 import torch
 
 from .figures import check_figure, expected, figure, tolerance
+from . import weight_files
 from .loss import mean_loss, position_losses
 from .five_token import (FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS, WEIGHTS_PATH,
                          config_summary, figure_values, input_tensor, model_from_tables)
@@ -300,30 +300,9 @@ NOTES = {
 }
 
 
-def format_number(x) -> str:
-    x = float(x)
-    return str(int(x)) if x.is_integer() else repr(x)
-
-
-def format_rows(value, indent: str) -> str:
-    if value and isinstance(value[0], list):
-        rows = [indent + "  [" + ", ".join(format_number(x) for x in row) + "]" for row in value]
-        return "[\n" + ",\n".join(rows) + "\n" + indent + "]"
-    return "[" + ", ".join(format_number(x) for x in value) + "]"
-
-
 def weight_file_text(tables: dict) -> str:
     """The JSON weight file, one matrix row per line."""
-    head = {"about": ABOUT, "config": config_summary(), "notes": NOTES}
-    lines = ["{"]
-    for key, value in head.items():
-        lines.append(f"  {json.dumps(key)}: {json.dumps(value, ensure_ascii=False, indent=2).replace(chr(10), chr(10) + '  ')},")
-    lines.append('  "tables": {')
-    body = [f"    {json.dumps(name)}: {format_rows(value, '    ')}" for name, value in tables.items()]
-    lines.append(",\n".join(body))
-    lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return weight_files.weight_file_text({"about": ABOUT, "config": config_summary(), "notes": NOTES}, tables)
 
 
 def main(argv=None):

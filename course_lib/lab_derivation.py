@@ -36,6 +36,7 @@ import math
 import numpy as np
 import torch
 
+from . import weight_files
 from .figures import expected, figure, to_plain, tolerance
 from .lab_model import (LAB_CONFIG, LAB_PIECES, LAB_PROMPT_IDS, LAB_WEIGHTS_PATH,
                         lab_config_summary, lab_id, lab_model_from_tables)
@@ -311,35 +312,10 @@ ABOUT = ("Hand-set weights of the lab article's twelve-token GPT (course_lib.lab
          "course_lib/lab_derivation.py re-derives them from the article's figures (data/figures.json).")
 
 
-def format_number(x: float, decimals: int | None = None) -> str:
-    """0.5-multiples as short numbers (-1.5, 0, 1); biases with exactly ``decimals`` decimals."""
-    if decimals is not None:
-        return f"{x:.{decimals}f}"
-    if x == int(x):
-        return str(int(x))
-    return repr(float(x))
-
-
 def weight_file_text(tables: dict) -> str:
-    """The JSON text of data/lab_model.json: one table row per line."""
-    def rows(name, value, indent):
-        decimals = 3 if name == "lm_head.bias" else None
-        if value and isinstance(value[0], list):
-            inner = ",\n".join(indent + "  [" + ", ".join(format_number(v, decimals) for v in row) + "]"
-                               for row in value)
-            return "[\n" + inner + "\n" + indent + "]"
-        return "[" + ", ".join(format_number(v, decimals) for v in value) + "]"
-    import json
-    lines = ["{", f'  "about": {json.dumps(ABOUT, ensure_ascii=False)},',
-             '  "config": ' + json.dumps(lab_config_summary(), indent=2).replace("\n", "\n  ") + ",",
-             '  "notes": ' + json.dumps(NOTES, indent=2, ensure_ascii=False).replace("\n", "\n  ") + ",",
-             '  "tables": {']
-    names = list(tables)
-    for k, name in enumerate(names):
-        comma = "," if k < len(names) - 1 else ""
-        lines.append(f'    "{name}": {rows(name, tables[name], "    ")}{comma}')
-    lines += ["  }", "}"]
-    return "\n".join(lines) + "\n"
+    """The JSON text of data/lab_model.json: one table row per line, biases with 3 decimals."""
+    head = {"about": ABOUT, "config": lab_config_summary(), "notes": NOTES}
+    return weight_files.weight_file_text(head, tables, decimals={"lm_head.bias": 3})
 
 
 def main(argv=None):

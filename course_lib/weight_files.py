@@ -49,3 +49,36 @@ def load_model_file(config: GPTConfig, path: Path, what: str) -> GPT:
     if weights["config"] != config_summary(config):
         raise ValueError(f"{path} was written for another config: {weights['config']}")
     return model_from_tables(config, weights["tables"], what)
+
+
+def format_number(x, decimals: int | None = None) -> str:
+    """A weight as the file writes it: round numbers stay round (1, -0.5), others in full
+    (``repr``), or with exactly ``decimals`` decimals when given."""
+    x = float(x)
+    if decimals is not None:
+        return f"{x:.{decimals}f}"
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def format_table(value, indent: str, decimals: int | None = None) -> str:
+    """A vector on one line, a matrix with one row per line."""
+    if value and isinstance(value[0], list):
+        rows = [indent + "  [" + ", ".join(format_number(x, decimals) for x in row) + "]" for row in value]
+        return "[\n" + ",\n".join(rows) + "\n" + indent + "]"
+    return "[" + ", ".join(format_number(x, decimals) for x in value) + "]"
+
+
+def weight_file_text(head: dict, tables: dict, decimals: dict | None = None) -> str:
+    """The JSON text of a weight file: ``head`` entries (about, config, notes) first, then
+    ``tables`` with one matrix row per line; ``decimals`` fixes the decimals of named tables."""
+    decimals = decimals or {}
+    lines = ["{"]
+    for key, value in head.items():
+        text = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+        lines.append(f"  {json.dumps(key)}: {text},")
+    lines.append('  "tables": {')
+    body = [f"    {json.dumps(name)}: {format_table(value, '    ', decimals.get(name))}"
+            for name, value in tables.items()]
+    lines.append(",\n".join(body))
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
