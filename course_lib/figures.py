@@ -38,16 +38,21 @@ class FigureMismatch(AssertionError):
     """A computed value does not reproduce the article's figure."""
 
 
+def read_data_json(path: Path, what: str) -> dict:
+    """A JSON file the course ships in data/; a clear error names ``what`` is missing."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"{what} ({path}) is missing; it ships with the course in data/ (restore it with "
+            f"git checkout -- data/, or set COURSE_DATA_DIR if you moved data/)") from None
+    return json.loads(text)
+
+
 @lru_cache(maxsize=1)
 def load_registry() -> dict:
     """The whole registry, as a dict keyed by figure id."""
-    try:
-        text = REGISTRY_PATH.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the figures registry {REGISTRY_PATH} is missing; it ships with the course in data/ "
-            f"(set COURSE_DATA_DIR if you moved data/)") from None
-    return json.loads(text)
+    return read_data_json(REGISTRY_PATH, "the figures registry")
 
 
 def figure(figure_id: str) -> dict:

@@ -11,18 +11,13 @@ from pathlib import Path
 
 import torch
 
+from .figures import read_data_json
 from .model import GPT, GPTConfig
 
 
 def read_weight_file(path: Path, what: str) -> dict:
     """The weight file as a dict; ``what`` names the model in the error if it is missing."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(
-            f"the weights of the {what} ({path}) are missing; they ship with the course in data/ "
-            f"(restore with: git checkout -- data/)") from None
-    return json.loads(text)
+    return read_data_json(path, f"the weight file of the {what}")
 
 
 def config_summary(config: GPTConfig) -> dict:

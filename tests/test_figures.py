@@ -105,3 +105,9 @@ def test_full_float_figures_must_match_to_the_last_digit():
 def test_negative_zero_prints_without_sign():
     assert F.format_value(-0.00001, 4) == "0.0000"
     assert F.format_value([-1.5, 2], 2) == "[-1.50, 2]"
+
+
+def test_a_missing_data_file_says_what_and_how_to_restore(tmp_path):
+    from course_lib.five_token import load_five_token_model
+    with pytest.raises(FileNotFoundError, match=r"five-token model.*git checkout -- data/"):
+        load_five_token_model(tmp_path / "five_token_model.json")
