@@ -20,12 +20,28 @@ A value's ``decimals`` is the precision the article prints (``null``: the articl
 full float, shown with ``repr``); ``tol`` is the largest absolute difference accepted
 (default: half a unit of the last printed decimal, i.e. "rounds to the printed digits").
 Integers, strings and booleans compare exactly.
+
+Two optional keys say *how* the article printed a value:
+
+``"float32": true``
+    The article printed a float32 result (e.g. Python floats of a float32 tensor). The
+    computed value(s) are rounded to float32, elementwise for lists and tensors, and back to
+    Python floats *before* they are compared and printed. With ``"decimals": null`` the
+    comparison is then exact against ``expected`` (which holds the float32 value as a Python
+    float); with ``decimals`` d the usual half-unit tolerance applies to the rounded value.
+
+``"truncated": true``
+    The article printed the value cut off, not rounded (``0.690284…``). The value matches
+    when, written with ``decimals`` digits by truncation toward zero (exact decimal
+    arithmetic), it gives the expected digits: for 0.690284 the value must lie in
+    [0.690284, 0.690285). The ✓ line prints the truncated digits followed by "…".
 """
 from __future__ import annotations
 
 import json
 import math
 import os
+from decimal import ROUND_DOWN, Decimal
 from functools import lru_cache
 from numbers import Integral, Real
 from pathlib import Path
@@ -103,6 +119,61 @@ def format_value(value, decimals):
     return repr(value)
 
 
+def to_float32(value):
+    """Round every float in ``value`` (a number or nested lists) to float32, back as Python floats.
+
+    Integers, booleans and strings are left alone; a float beyond float32's range becomes ±inf.
+    """
+    if isinstance(value, list):
+        return [to_float32(v) for v in value]
+    if isinstance(value, float):
+        import numpy
+        with numpy.errstate(over="ignore"):
+            return float(numpy.float32(value))
+    return value
+
+
+def truncate(value: float, decimals: int) -> Decimal:
+    """``value`` written with ``decimals`` digits by truncation toward zero (exact arithmetic)."""
+    return Decimal(float(value)).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_DOWN)
+
+
+def format_truncated(value, decimals: int) -> str:
+    """The article's truncated print: the digits kept, then "…"."""
+    if isinstance(value, list):
+        return "[" + ", ".join(format_truncated(v, decimals) for v in value) + "]"
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        return format_value(value, None)
+    text = f"{truncate(value, decimals):f}"
+    if text.startswith("-") and Decimal(text) == 0:
+        text = text[1:]
+    return text + "…"
+
+
+def _truncation_mismatch(computed, wanted, decimals: int, path="") -> str | None:
+    """Where ``computed``, truncated to ``decimals`` digits, differs from ``wanted``'s digits."""
+    if isinstance(wanted, list):
+        if not isinstance(computed, list) or len(computed) != len(wanted):
+            size = len(computed) if isinstance(computed, list) else "a scalar"
+            return f"{path or 'value'}: expected {len(wanted)} entries, got {size}"
+        for i, (c, w) in enumerate(zip(computed, wanted)):
+            found = _truncation_mismatch(c, w, decimals, f"{path}[{i}]")
+            if found:
+                return found
+        return None
+    if not isinstance(computed, Real) or isinstance(computed, bool) or not math.isfinite(computed):
+        return f"{path or 'value'}: expected a finite number, got {computed!r}"
+    want = Decimal(repr(float(wanted))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_DOWN)
+    got = truncate(computed, decimals)
+    if got != want:
+        unit = Decimal(1).scaleb(-decimals)
+        low, high = (want, want + unit) if want >= 0 else (want - unit, want)
+        return (f"{path or 'value'}: expected {want}… (a value in "
+                f"{'[' if want >= 0 else '('}{low}, {high}{')' if want >= 0 else ']'}), "
+                f"got {computed!r}, which truncates to {got}…")
+    return None
+
+
 def tolerance(spec: dict) -> float:
     if "tol" in spec:
         return float(spec["tol"])
@@ -152,11 +223,20 @@ def check_figure(figure_id: str, **computed) -> None:
             raise KeyError(f"figure {figure_id!r} has no value {name!r}; it has {sorted(entry['values'])}")
         spec = entry["values"][name]
         plain = to_plain(value)
-        problem = _mismatch(plain, spec["expected"], tolerance(spec))
+        if spec.get("float32"):
+            plain = to_float32(plain)
+        if spec.get("truncated"):
+            decimals = spec["decimals"]
+            problem = _truncation_mismatch(plain, spec["expected"], decimals)
+            shown, article = format_truncated(plain, decimals), format_truncated(spec["expected"], decimals)
+        else:
+            problem = _mismatch(plain, spec["expected"], tolerance(spec))
+            shown = format_value(plain, spec.get("decimals"))
+            article = format_value(spec["expected"], spec.get("decimals"))
         if problem:
             raise FigureMismatch(
                 f"{figure_id} · {name} does not reproduce the article: {problem}\n"
-                f"  computed: {format_value(plain, spec.get('decimals'))}\n"
-                f"  article:  {format_value(spec['expected'], spec.get('decimals'))}")
-        lines.append(f"✓ {figure_id} · {name} = {format_value(plain, spec.get('decimals'))}")
+                f"  computed: {shown}\n"
+                f"  article:  {article}")
+        lines.append(f"✓ {figure_id} · {name} = {shown}")
     print("\n".join(lines))

@@ -35,7 +35,7 @@ def test_registry_entries_are_well_formed():
         assert isinstance(entry["needs_pretrained_weights"], bool)
         for name, spec in entry["values"].items():
             assert "expected" in spec, (fid, name)
-            assert set(spec) <= {"expected", "decimals", "tol", "note"}, (fid, name)
+            assert set(spec) <= {"expected", "decimals", "tol", "note", "float32", "truncated", "source", "tol_reason"}, (fid, name)
 
 
 def sources():
@@ -111,3 +111,71 @@ def test_a_missing_data_file_says_what_and_how_to_restore(tmp_path):
     from course_lib.five_token import load_five_token_model
     with pytest.raises(FileNotFoundError, match=r"five-token model.*git checkout -- data/"):
         load_five_token_model(tmp_path / "five_token_model.json")
+
+
+# --- "float32" and "truncated" value specs --------------------------------------------------
+
+def _registry_with(monkeypatch, values):
+    """A one-figure registry ``test.fig`` with the given value specs (the real one untouched)."""
+    fake = {"test.fig": {"figure": "a test figure", "article": "interface", "notebooks": [],
+                         "needs_pretrained_weights": False, "values": values}}
+    monkeypatch.setattr(F, "load_registry", lambda: fake)
+
+
+def test_float32_values_are_rounded_to_float32_before_an_exact_compare(monkeypatch, capsys):
+    import numpy as np
+    import torch
+    target = float(np.float32(0.1))                      # 0.10000000149011612
+    _registry_with(monkeypatch, {"x": {"expected": target, "decimals": None, "float32": True},
+                                 "v": {"expected": [target, 2.5], "decimals": None, "float32": True}})
+    F.check_figure("test.fig", x=0.1)                    # float64 0.1 rounds to the float32 value
+    F.check_figure("test.fig", x=torch.tensor(0.1, dtype=torch.float64))
+    F.check_figure("test.fig", v=torch.tensor([0.1, 2.5], dtype=torch.float64))
+    assert capsys.readouterr().out.splitlines()[0] == f"✓ test.fig · x = {target!r}"
+    # just across the boundary: the next float32 on either side fails
+    above = float(np.nextafter(np.float32(target), np.float32(1)))
+    below = float(np.nextafter(np.float32(target), np.float32(0)))
+    for wrong in (above, below):
+        with pytest.raises(F.FigureMismatch):
+            F.check_figure("test.fig", x=wrong)
+    # a float64 that rounds (to nearest) onto the next float32 fails; one still inside passes
+    half_up = (target + above) / 2 + 1e-17
+    with pytest.raises(F.FigureMismatch):
+        F.check_figure("test.fig", x=half_up)
+    F.check_figure("test.fig", x=(target + above) / 2 - 1e-17)
+
+
+def test_float32_with_decimals_uses_the_half_unit_tolerance_after_rounding(monkeypatch):
+    _registry_with(monkeypatch, {"x": {"expected": 0.1235, "decimals": 4, "float32": True}})
+    F.check_figure("test.fig", x=0.12345)                # float32(0.12345) = 0.123450003… ≥ 0.12345
+    with pytest.raises(F.FigureMismatch):
+        F.check_figure("test.fig", x=0.12344)
+    assert F.to_float32([1, True, "a", 0.1]) == [1, True, "a", 0.10000000149011612]
+
+
+def test_truncated_values_pass_only_inside_the_printed_digits(monkeypatch, capsys):
+    _registry_with(monkeypatch, {"p": {"expected": 0.690284, "decimals": 6, "truncated": True},
+                                 "n": {"expected": -0.690284, "decimals": 6, "truncated": True}})
+    for inside in (0.690284, 0.6902844, 0.6902849, 0.69028499999):
+        F.check_figure("test.fig", p=inside)
+    assert capsys.readouterr().out.splitlines()[1] == "✓ test.fig · p = 0.690284…"
+    for outside in (0.690285, 0.6902839999, 0.6902835, 0.69029):
+        with pytest.raises(F.FigureMismatch, match=r"test.fig · p.*0\.690284…"):
+            F.check_figure("test.fig", p=outside)
+    F.check_figure("test.fig", n=-0.6902849)            # truncation is toward zero
+    for outside in (-0.690285, -0.690283):
+        with pytest.raises(F.FigureMismatch):
+            F.check_figure("test.fig", n=outside)
+
+
+def test_truncation_uses_the_exact_binary_value():
+    # 0.690286 as a double is 0.69028599999999995…: truncated to 6 digits it is 0.690285
+    assert str(F.truncate(0.690286, 6)) == "0.690285"
+    assert str(F.truncate(0.690285, 6)) == "0.690285"     # 0.69028500000000003…
+    assert str(F.truncate(0.6902849, 6)) == "0.690284"
+    assert F.format_truncated(-1e-9, 6) == "0.000000…"
+
+
+def test_the_articles_truncated_probability_is_checked_by_truncation():
+    spec = F.figure("interface.toy.loss_last")["values"]["p_target"]
+    assert spec.get("truncated") and spec["decimals"] == 6 and "tol" not in spec
