@@ -35,6 +35,27 @@ Two optional keys say *how* the article printed a value:
     when, written with ``decimals`` digits by truncation toward zero (exact decimal
     arithmetic), it gives the expected digits: for 0.690284 the value must lie in
     [0.690284, 0.690285). The ✓ line prints the truncated digits followed by "…".
+
+Where a number comes from:
+
+``"source": "course"`` (with ``"source_reason"``)
+    The articles never print this value (or print only a formula for it); the course computes
+    it and keeps it here so a change still fails. The ✓ line is the same as for the articles'
+    values; the registry says whose number it is.
+
+``"tol_reason"``
+    A ``tol`` wider than half a unit of the printed precision needs a written reason (the
+    article's own warning, or a statistical band of the course's); ``tests/test_figures.py``
+    holds every other tolerance to the printed digits.
+
+An entry (not a value) may carry ``"weights_derived_from": "data/<model>.json"``: the toy
+model's weights were *solved* so that this figure prints the article's digits, so a mismatch
+means the weight file or the registry changed since the weights were derived;
+:class:`FigureMismatch` then says how to check which (:data:`DERIVATIONS`).
+
+With ``COURSE_FIGURE_LOG`` set to a file path, every figure id that :func:`check_figure`
+reproduces is appended to that file, one per line (``make test`` uses it for its summary; the
+notebook kernels inherit it). Nothing is printed differently.
 """
 from __future__ import annotations
 
@@ -52,6 +73,28 @@ REGISTRY_PATH = DATA_DIR / "figures.json"
 
 class FigureMismatch(AssertionError):
     """A computed value does not reproduce the article's figure."""
+
+
+# The registry's "article" field -> (file in shared/articles/, the article's title).
+ARTICLES = {
+    "interface": ("000_b5129be78f5e33b2.txt",
+                  "A few input rows, a full vocabulary of outputs: from token IDs to sampling"),
+    "lab": ("002_746c4977bac370fc.txt", "Generation (step 7 of 7 of the lab)"),
+    "decoding": ("003_d3a8456cbc4b0574.txt", "From scores to a token: softmax, temperature, and decoding"),
+    "gpt2": ("004_a737cf4c63232938.txt", "Starting With GPT-2: One Token at a Time"),
+}
+
+# A weight file whose entries were solved from the figures -> how to re-derive and compare it.
+DERIVATIONS = {
+    "data/five_token_model.json": {
+        "module": "python -m course_lib.five_token_derivation",
+        "test": 'python -m pytest -m slow -k derivation tests/test_five_token.py',
+    },
+    "data/lab_model.json": {
+        "module": "python -m course_lib.lab_derivation",
+        "test": "python -m pytest -m slow tests/test_lab_derivation.py",
+    },
+}
 
 
 def read_data_json(path: Path, what: str) -> dict:
@@ -234,9 +277,58 @@ def check_figure(figure_id: str, **computed) -> None:
             shown = format_value(plain, spec.get("decimals"))
             article = format_value(spec["expected"], spec.get("decimals"))
         if problem:
-            raise FigureMismatch(
-                f"{figure_id} · {name} does not reproduce the article: {problem}\n"
-                f"  computed: {shown}\n"
-                f"  article:  {article}")
+            raise FigureMismatch(mismatch_message(figure_id, name, entry, spec, problem, plain, shown, article))
         lines.append(f"✓ {figure_id} · {name} = {shown}")
     print("\n".join(lines))
+    _log_reproduced(figure_id)
+
+
+def _full(value) -> str:
+    """Every digit: repr of each float (and its hex when it is a single float)."""
+    if isinstance(value, float):
+        return f"{value!r} ({value.hex()})"
+    return format_value(value, None)
+
+
+def mismatch_message(figure_id, name, entry, spec, problem, computed, shown, article) -> str:
+    """What an instructor needs when a figure fails: which figure, which article, which registry
+    entry, both values at the printed precision and in full, and — for figures the toy weights
+    were solved from — which files to compare."""
+    decimals = spec.get("decimals")
+    precision = ("full float" if decimals is None else f"{decimals} d.p.") + (
+        ", truncated" if spec.get("truncated") else "") + (", float32" if spec.get("float32") else "")
+    source = entry.get("article", figure_id.split(".")[0])
+    file, title = ARTICLES.get(source, ("?", source))
+    whose = ("the course's own value (the article does not print it)" if spec.get("source") == "course"
+             else f'article "{source}": {title} (shared/articles/{file})')
+    lines = [
+        f"{figure_id} · {name} does not reproduce the article: {problem}",
+        f"  figure:   {entry.get('figure', '')}",
+        f"  source:   {whose}",
+        f"  registry: data/figures.json → \"{figure_id}\" → values → \"{name}\"",
+        f"  computed: {shown}   ({precision})",
+        f"  article:  {article}",
+        f"  computed in full: {_full(computed)}",
+        f"  article in full:  {_full(spec['expected'])}",
+    ]
+    derived = entry.get("weights_derived_from")
+    if derived:
+        how = DERIVATIONS.get(derived, {})
+        lines += [
+            f"  weights:  {derived} was solved so that this figure prints the article's digits, so either",
+            f"            that weight file or this registry entry changed since the weights were derived.",
+            f"            Check which: {how.get('test', 'its derivation test')}"
+            + (f"  (or {how['module']}, which re-derives the tables and checks every figure)" if "module" in how else ""),
+        ]
+    return "\n".join(lines)
+
+
+def _log_reproduced(figure_id: str) -> None:
+    """Append ``figure_id`` to $COURSE_FIGURE_LOG, if set (make test's summary counts them)."""
+    log = os.environ.get("COURSE_FIGURE_LOG")
+    if log:
+        try:
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(figure_id + "\n")
+        except OSError:
+            pass
