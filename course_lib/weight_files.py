@@ -77,3 +77,34 @@ def weight_file_text(head: dict, tables: dict, decimals: dict | None = None) -> 
     lines.append(",\n".join(body))
     lines += ["  }", "}"]
     return "\n".join(lines) + "\n"
+
+
+def describe_table_differences(file_tables: dict, derived_tables: dict, limit: int = 10) -> str:
+    """The entries where a shipped weight file and a re-derivation differ, one line each:
+    ``lm_head.bias[3]: file -1.921, re-derived -1.956`` (at most ``limit`` lines, then
+    "and N more"). Tables are name -> nested lists of numbers, as in ``tables`` of a weight
+    file. Returns "" when the two agree entry for entry."""
+    lines = []
+
+    def walk(name, path, a, b):
+        if isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                lines.append(f"{name}{path}: file has {len(a)} entries, re-derived {len(b)}")
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(name, f"{path}[{i}]", x, y)
+        elif isinstance(a, list) or isinstance(b, list):
+            lines.append(f"{name}{path}: file {a!r}, re-derived {b!r} (different shapes)")
+        elif a != b:
+            lines.append(f"{name}{path}: file {a!r}, re-derived {b!r}")
+
+    for name in file_tables:
+        if name not in derived_tables:
+            lines.append(f"{name}: in the file, not re-derived")
+        else:
+            walk(name, "", file_tables[name], derived_tables[name])
+    for name in derived_tables:
+        if name not in file_tables:
+            lines.append(f"{name}: re-derived, not in the file")
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"and {len(lines) - limit} more"]
+    return "\n".join(lines)
