@@ -7,8 +7,11 @@ The model is ``course_lib.model.GPT`` with a tiny config: V = 5 tokens (a→0 �
 features, one head, one Pre-Norm block, an MLP 4→16→4 with ReLU, eight position rows and an
 untied output layer with a bias. Its weights are set by hand (nothing is trained) and live in
 ``data/five_token_model.json``: each table is a small matrix, and the file's notes say which
-entries are round hand-set numbers and which were solved so that float32 arithmetic prints
-the article's figures. ``course_lib.five_token_derivation`` re-creates the solved entries.
+entries are round hand-set numbers and which were solved so that the article's figures
+print. The model computes in float64; where the article printed float32 numbers the course
+shows the float32 rounding of the float64 result, which is the same on every CPU
+(``course_lib.margins`` explains why; notebook 06 teaches it).
+``course_lib.five_token_derivation`` re-creates the solved entries.
 """
 from __future__ import annotations
 
@@ -44,12 +47,12 @@ def read_weight_file(path=WEIGHTS_PATH) -> dict:
 
 
 def model_from_tables(tables: dict) -> GPT:
-    """A float32 five-token GPT in eval mode whose parameters are exactly ``tables``."""
+    """A float64 five-token GPT in eval mode whose parameters are exactly ``tables``."""
     return weight_files.model_from_tables(FIVE_TOKEN_CONFIG, tables, "five-token model")
 
 
 def load_five_token_model(path=WEIGHTS_PATH) -> GPT:
-    """The hand-set five-token model (float32, eval mode) with the shipped weights."""
+    """The hand-set five-token model (float64, eval mode) with the shipped weights."""
     return weight_files.load_model_file(FIVE_TOKEN_CONFIG, path, "five-token model")
 
 

@@ -19,16 +19,22 @@ round numbers chosen by hand; a few entries are *solved* from the article's prin
    attention output is nonzero.
 3. The MLP has one ReLU unit per position (its up row is that position's pattern, bias −3)
    and 13 silent units. The output column of each unit is solved:
-   position 1 — one scalar along [−1, 1, 1, 0], bisected until the loss prints 3.3200393;
-   position 0 — one scalar along [0, −1, 1, 0], bisected until the loss prints 0.4099546
-   *and* F.cross_entropy's mean prints 1.36688185;
-   position 2 — four numbers in closed form (X₂[2] = σ·h₂, with σ² from h₂'s sum of squares
-   through eps), then the shortest decimals that make LN_f print h₂ bit for bit.
+   position 2 — four numbers in closed form: X₂[2] = σ·t, where t is the article's float32
+   h₂ moved inside each entry's float32 interval so that it has a mean of exactly 0 (a
+   LayerNorm output does; the article's float32 h₂ sums to 2⁻²³), then the fewest decimals
+   that keep LN_f's h₂ and the logits on the article's float32 values;
+   position 1 — one scalar along [−1, 1, 1, 0], bisected to the middle of the interval of
+   values whose float32 prints 3.3200393;
+   position 0 — one scalar along [0, −1, 1, 0], bisected to the middle of the values that
+   print 0.4099546 *and* make the mean of the three losses print 1.36688185.
 4. lm_head is read off the article: z[0] = h[0], z[1] = h[0] + h[2] + 0.1, z[2] = h[1],
    z[3] = −h[0] − 0.2, z[4] = h[3] turns the printed h₂ into the printed logits.
 
-Every search runs in float32 through ``course_lib.model.GPT`` itself: some printed digits
-have no float32 slack, so a float64 replica would not do.
+The model computes in float64 and the figures the article printed from float32 are shown as
+the float32 rounding of the float64 result: that value is the same on every CPU, unless the
+exact value sits within float64 error of a float32 boundary. So every solved entry is
+accepted only if each printed figure stays ``HEADROOM`` times further from any boundary of
+its text than ``tests/test_margins.py`` requires (``course_lib.margins``).
 
 Run ``python -m course_lib.five_token_derivation`` to re-derive and verify;
 add ``--write`` to rewrite the weight file.
@@ -41,8 +47,8 @@ import sys
 
 import torch
 
-from .figures import check_figure, expected, figure, tolerance
-from . import weight_files
+from . import margins, weight_files
+from .figures import check_figure, expected, figure, to_float32
 from .loss import mean_loss, position_losses
 from .five_token import (FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS, WEIGHTS_PATH,
                          config_summary, figure_values, input_tensor, model_from_tables)
@@ -111,19 +117,34 @@ def hand_set_tables() -> dict:
 
 # ---------------------------------------------------------------------------- checks
 
-def within(figure_id: str, name: str, value: float) -> bool:
-    """Does ``value`` print as the article's figure (the registry's tolerance)?"""
-    spec = figure(figure_id)["values"][name]
-    return abs(value - spec["expected"]) <= tolerance(spec)
+# Every solved entry must leave each printed figure at least this many times the margin the
+# tests require (``course_lib.margins``): the figures sit well inside their rounding intervals.
+HEADROOM = 5
 
 
-def float32_bits_equal(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return torch.equal(a.float().view(torch.int32), b.float().view(torch.int32))
+def spec_of(figure_id: str, name: str) -> dict:
+    return figure(figure_id)["values"][name]
+
+
+def prints_with_margin(figure_id: str, name: str, values, spec: dict | None = None) -> bool:
+    """Do ``values`` print as the article's figure, each far from any boundary of its text?"""
+    spec = spec or spec_of(figure_id, name)
+    decimals, truncated = spec.get("decimals"), spec.get("truncated", False)
+    flat = torch.as_tensor(values, dtype=torch.float64).flatten().tolist()
+    want = torch.as_tensor(spec["expected"], dtype=torch.float64).flatten().tolist()
+    for x, w in zip(flat, want):
+        shown = to_float32(x) if spec.get("float32") else x
+        if margins.text_of(shown, decimals, truncated) != margins.text_of(w, decimals, truncated):
+            return False
+        margin = margins.text_margin(x, decimals, spec.get("float32", False), truncated)
+        if margin < HEADROOM * margins.required_margin(x):
+            return False
+    return True
 
 
 def h2_target() -> torch.Tensor:
-    """The article's h₂ as float32 (its 10 decimals single out one float32 per entry)."""
-    return torch.tensor(expected("interface.toy.h2", "h2"), dtype=torch.float32)
+    """The article's h₂ as float32 values (its 10 decimals single out one float32 per entry)."""
+    return torch.tensor(to_float32(expected("interface.toy.h2", "h2")), dtype=torch.float64)
 
 
 _SCRATCH: list = []
@@ -134,7 +155,7 @@ def scratch_model(tables):
     if not _SCRATCH:
         _SCRATCH.append(model_from_tables(tables))
     model = _SCRATCH[0]
-    model.load_state_dict({k: torch.tensor(v, dtype=torch.float32) for k, v in tables.items()})
+    model.load_state_dict({k: torch.tensor(v, dtype=torch.float64) for k, v in tables.items()})
     return model
 
 
@@ -145,7 +166,7 @@ def forward(model):
 
 # ---------------------------------------------------------------------------- solving
 
-def shortest_decimals(center: list[float], accept, max_decimals: int = 10, reach: int = 2):
+def shortest_decimals(center: list[float], accept, max_decimals: int = 14, reach: int = 2):
     """The candidate with the fewest decimals, near ``center``, that ``accept`` takes.
 
     For k = 1, 2, … decimals, tries every vector ``round(center, k) + j·10⁻ᵏ`` with
@@ -180,38 +201,50 @@ def set_down_column(tables, column, values):
 
 def attention_matches(model) -> bool:
     weights = forward(model)[1]["layers"][0]["attention_weights"][0, 0]
-    return within_all("interface.toy.attention", "weights", weights.tolist())
+    return prints_with_margin("interface.toy.attention", "weights", weights)
 
 
-def within_all(figure_id, name, rows) -> bool:
-    flat = torch.tensor(rows, dtype=torch.float64).flatten().tolist()
-    want = torch.tensor(expected(figure_id, name), dtype=torch.float64).flatten().tolist()
-    tol = tolerance(figure(figure_id)["values"][name])
-    return all(abs(a - b) <= tol for a, b in zip(flat, want))
+def h2_with_room(h: torch.Tensor) -> torch.Tensor:
+    """The exact h₂ to aim at: inside every entry's float32 interval, with a mean of exactly 0.
+
+    LN_f has scale 1 and offset 0, so its output sums to 0; the article's float32 h₂ sums to
+    2⁻²³ instead. Each entry moves by part of its half-interval so that the sum is 0 and every
+    entry keeps the same distance from the ends of its interval.
+    """
+    spec = spec_of("interface.toy.h2", "h2")
+    halves = [(hi - lo) / 2 for lo, hi in (margins.float32_interval(x, spec["decimals"]) for x in h.tolist())]
+    excess = sum(h.tolist())                     # must be removed
+    room = (sum(halves) - abs(excess)) / len(halves)   # the common distance to the ends
+    if room <= 0:
+        raise RuntimeError("the article's h2 leaves no room for a mean of 0")
+    sign = 1.0 if excess > 0 else -1.0
+    return torch.tensor([x - sign * (half - room) for x, half in zip(h.tolist(), halves)], dtype=torch.float64)
 
 
 def solve_position_2(tables) -> list[float]:
-    """MLP output column 2: LN_f(X₂[2]) must print h₂ to its last bit."""
-    h = h2_target()
+    """MLP output column 2: LN_f(X₂[2]) must print h₂ to its last bit, far from any boundary."""
+    target = h2_with_room(h2_target())
     layer = forward(scratch_model(tables))[1]["layers"][0]
-    x1 = layer["x1"][0, 2].double()                 # X₁[2]
+    x1 = layer["x1"][0, 2]                          # X₁[2]
     unit = layer["mlp_hidden"][0, 2, 2].item()      # unit 2's ReLU output at position 2
-    # LN output has sum of squares 4·var/(var + eps): solve for var, put X₂[2] = σ·h
-    s = (h.double() ** 2).sum().item()
+    # LN(σ·t) = σ·t / sqrt(σ²·var(t) + eps) = t when σ² = eps / (1 − var(t)) (t has mean 0)
+    var = (target ** 2).mean().item()
     eps = FIVE_TOKEN_CONFIG.layer_norm_eps
-    sigma = math.sqrt(eps * s / (4 - s))
-    center = ((sigma * h.double() - x1) / unit).tolist()
+    sigma = math.sqrt(eps / (1 - var))
+    center = ((sigma * target - x1) / unit).tolist()
 
     def accept(column):
         set_down_column(tables, 2, column)
-        return float32_bits_equal(forward(scratch_model(tables))[1]["h"][0, 2], h)
+        logits, trace = forward(scratch_model(tables))
+        return (prints_with_margin("interface.toy.h2", "h2", trace["h"][0, 2])
+                and prints_with_margin("interface.toy.logits", "logits", logits[0, 2]))
 
     column = shortest_decimals(center, accept)
     set_down_column(tables, 2, column)
     return column
 
 
-def bisect(f, lo, hi, target, steps=60):
+def bisect(f, lo, hi, target, steps=80):
     """t in [lo, hi] with f(t) ≈ target, for f monotone on [lo, hi]."""
     f_lo, f_hi = f(lo) - target, f(hi) - target
     if f_lo * f_hi > 0:
@@ -226,25 +259,41 @@ def bisect(f, lo, hi, target, steps=60):
     return (lo + hi) / 2
 
 
-def solve_scalar(tables, position, direction, accept_losses, hi=3.0) -> float:
-    """MLP output column ``position`` = t·direction, t chosen by bisection then shortest decimals."""
-    target = expected("interface.toy.loss_mean", "losses")[position]
+def losses_for(tables, position, direction, t):
+    """(per-position losses, mean loss) with MLP output column ``position`` = t·direction."""
+    set_down_column(tables, position, [t * d for d in direction])
+    logits = forward(scratch_model(tables))[0]
+    return position_losses(logits, TARGET_IDS).tolist(), mean_loss(logits, TARGET_IDS).item()
 
-    def losses_for(t):
-        set_down_column(tables, position, [t * d for d in direction])
-        logits = forward(scratch_model(tables))[0]
-        return position_losses(logits, TARGET_IDS).tolist(), mean_loss(logits, TARGET_IDS).item()
 
-    t_center = bisect(lambda t: losses_for(t)[0][position], 0.0, hi, target)
-    (t,) = shortest_decimals([t_center], lambda ts: accept_losses(*losses_for(ts[0])))
+def solve_scalar(tables, position, direction, target, accept_losses, hi=3.0) -> float:
+    """MLP output column ``position`` = t·direction: t bisected until the loss is ``target``,
+    then rounded to the fewest decimals that ``accept_losses(losses, mean)`` takes."""
+    t_center = bisect(lambda t: losses_for(tables, position, direction, t)[0][position], 0.0, hi, target)
+    (t,) = shortest_decimals([t_center], lambda ts: accept_losses(*losses_for(tables, position, direction, ts[0])))
     set_down_column(tables, position, [t * d for d in direction])
     return t
 
 
-def loss_prints(losses, position) -> bool:
-    """Does the loss at ``position`` print as the article's 7-decimal figure?"""
-    spec = figure("interface.toy.loss_mean")["values"]["losses"]
-    return abs(losses[position] - spec["expected"][position]) <= tolerance(spec)
+def printed_interval(figure_id: str, name: str, index: int | None = None) -> tuple[float, float]:
+    """The exact values that print as the article's figure (float32 rounding included)."""
+    spec = spec_of(figure_id, name)
+    value = spec["expected"] if index is None else spec["expected"][index]
+    if spec.get("float32"):
+        return margins.float32_interval(value, spec.get("decimals"), spec.get("truncated", False))
+    return margins.decimal_interval(value, spec["decimals"], spec.get("truncated", False))
+
+
+def loss_targets(loss_2: float, loss_1: float) -> float:
+    """The loss at position 0 to aim at: inside its printed interval, and such that the mean of
+    the three losses is inside the mean's printed interval — the middle of both."""
+    low_0, high_0 = printed_interval("interface.toy.loss_mean", "losses", 0)
+    low_m, high_m = printed_interval("interface.toy.loss_mean", "mean")
+    low = max(low_0, 3 * low_m - loss_1 - loss_2)
+    high = min(high_0, 3 * high_m - loss_1 - loss_2)
+    if low >= high:
+        raise RuntimeError("no loss at position 0 prints both its own figure and the mean")
+    return (low + high) / 2
 
 
 def derive_tables() -> dict:
@@ -255,13 +304,32 @@ def derive_tables() -> dict:
         scratch_model({**tables, "blocks.0.attn.query.weight": diag4([1.0] + gs)})))
     tables["blocks.0.attn.query.weight"] = diag4([1] + g)
     solve_position_2(tables)
-    # position 1 first: position 0 is then chosen so that the mean also prints
-    solve_scalar(tables, 1, DIRECTION_1, hi=1.5,
+    loss_2 = current_losses(tables)[2]          # fixed by h₂ and lm_head
+    # position 1 aims at the middle of its printed interval; position 0 then makes the mean print
+    low_1, high_1 = printed_interval("interface.toy.loss_mean", "losses", 1)
+    solve_scalar(tables, 1, DIRECTION_1, (low_1 + high_1) / 2, hi=1.5,
                  accept_losses=lambda losses, mean: loss_prints(losses, 1))
-    solve_scalar(tables, 0, DIRECTION_0, hi=3.0,
-                 accept_losses=lambda losses, mean: (
-                     loss_prints(losses, 0) and within("interface.toy.loss_mean", "mean", mean)))
+    loss_1 = current_losses(tables)[1]
+    solve_scalar(tables, 0, DIRECTION_0, loss_targets(loss_2, loss_1), hi=3.0,
+                 accept_losses=lambda losses, mean: loss_prints(losses, 0) and mean_prints(mean))
     return tables
+
+
+def current_losses(tables) -> list[float]:
+    """The three per-position losses of ``tables`` as they stand."""
+    return position_losses(forward(scratch_model(tables))[0], TARGET_IDS).tolist()
+
+
+def loss_prints(losses, position) -> bool:
+    """Does the loss at ``position`` print as the article's figure, far from its boundaries?"""
+    spec = spec_of("interface.toy.loss_mean", "losses")
+    one = {**spec, "expected": [spec["expected"][position]]}
+    return prints_with_margin("interface.toy.loss_mean", "losses", [losses[position]], one)
+
+
+def mean_prints(mean) -> bool:
+    """Does F.cross_entropy's mean print as the article's 1.36688185, far from its boundaries?"""
+    return prints_with_margin("interface.toy.loss_mean", "mean", [mean])
 
 
 def diag4(g):
@@ -273,7 +341,8 @@ def diag4(g):
 ABOUT = ("Hand-set weights of the interface article's five-token GPT (course_lib.five_token). "
          "Nothing is trained. Round numbers are chosen by hand; the entries of tables whose note starts with "
          "'solved' were computed by course_lib/five_token_derivation.py from the article's "
-         "printed figures (data/figures.json) so that float32 on CPU prints them exactly.")
+         "printed figures (data/figures.json) so that the model, computed in float64 and shown as float32, "
+         "prints them exactly on every CPU, each far from any rounding boundary.")
 
 NOTES = {
     "token_embedding.weight": "hand-set: rows a, b, c, d, e = A, B, -A, -B, -C with the ±1 patterns "
@@ -289,11 +358,13 @@ NOTES = {
     "blocks.0.attn.output.weight": "hand-set: identity",
     "blocks.0.mlp.up.weight": "hand-set: unit t's row is position t's pattern (A, C, B); units 3-15 silent",
     "blocks.0.mlp.up.bias": "hand-set: -3 for units 0-2, so each fires only on its own position",
-    "blocks.0.mlp.down.weight": "solved: column 1 = t1·[-1,1,1,0] with t1 bisected until loss[1] prints "
-                                "3.3200393; column 0 = t0·[0,-1,1,0] with t0 bisected until loss[0] "
-                                "prints 0.4099546 and the mean prints 1.36688185; column 2 from "
-                                "X2[2] = σ·h2 (σ² = eps·S/(4-S), S = Σh2²) then the fewest decimals for "
-                                "which LN_f prints h2 bit for bit; other columns zero",
+    "blocks.0.mlp.down.weight": "solved: column 2 from X2[2] = σ·t, t = the article's float32 h2 moved "
+                                "inside its float32 intervals to a mean of 0, σ² = eps/(1 - var(t)), then "
+                                "the fewest decimals that keep h2 and the logits on the article's float32 "
+                                "values; column 1 = t1·[-1,1,1,0] with t1 bisected to the middle of the "
+                                "values whose float32 prints loss[1] = 3.3200393; column 0 = t0·[0,-1,1,0] "
+                                "with t0 bisected to the middle of the values that print loss[0] = 0.4099546 "
+                                "and the mean 1.36688185; other columns zero",
     "lm_head.weight": "hand-set, read off the article: z = [h0, h0+h2+0.1, h1, -h0-0.2, h3]",
     "lm_head.bias": "hand-set, read off the article",
     "other tables": "LayerNorm scale 1 and offset 0 (PyTorch's defaults); every other bias 0",

@@ -197,9 +197,9 @@ def solve_biases(model) -> list[float]:
 
 
 def with_biases(model, biases):
-    """Set lm_head.bias in place (float32) and return the model."""
+    """Set lm_head.bias in place and return the model."""
     with torch.no_grad():
-        model.lm_head.bias.copy_(torch.tensor(biases, dtype=torch.float32))
+        model.lm_head.bias.copy_(torch.tensor(biases, dtype=model.lm_head.bias.dtype))
     return model
 
 

@@ -54,12 +54,12 @@ def read_lab_weights(path=LAB_WEIGHTS_PATH) -> dict:
 
 
 def lab_model_from_tables(tables: dict) -> GPT:
-    """A float32 lab GPT in eval mode whose parameters are exactly ``tables``."""
+    """A float64 lab GPT in eval mode whose parameters are exactly ``tables``."""
     return weight_files.model_from_tables(LAB_CONFIG, tables, "lab model")
 
 
 def load_lab_model(path=LAB_WEIGHTS_PATH) -> GPT:
-    """The lab's hand-set twelve-token model (float32, eval mode) with the shipped weights."""
+    """The lab's hand-set twelve-token model (float64, eval mode) with the shipped weights."""
     return weight_files.load_model_file(LAB_CONFIG, path, "lab model")
 
 

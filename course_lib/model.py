@@ -13,10 +13,10 @@ blocks ``x + attn(ln_1(x))`` then ``x + mlp(ln_2(x))``, a final LayerNorm and an
 Shapes use B = batch, T = sequence length, D = width (n_embd), H = heads, d = D / H,
 V = vocabulary size.
 
-Note for maintainers: the hand-set models reproduce published float32 digits *bit for bit*.
-The order of floating-point operations below is part of that contract (for example the
-scores are ``(q @ kᵀ) / sqrt(d)``, not ``q @ kᵀ * (1 / sqrt(d))``). Change an operation and
-run ``pytest tests`` to see whether the figures still hold.
+Note for maintainers: the hand-set models run in float64 and reproduce published float32
+digits as the float32 rounding of their results, each far from any rounding boundary
+(``course_lib.margins``, ``tests/test_margins.py``). Change an operation and run
+``pytest tests`` to see whether the figures and their margins still hold.
 """
 from __future__ import annotations
 

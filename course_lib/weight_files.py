@@ -25,15 +25,24 @@ def config_summary(config: GPTConfig) -> dict:
     return dict(vars(config))
 
 
+# The toy models compute in float64 and show float32 values (see ``course_lib.margins`` and
+# notebook 06): float64 rounded to float32 is the same on every IEEE CPU, while float32
+# kernels differ in the last bits between x86 SIMD widths, ARM NEON/SVE and Apple's kernels.
+TOY_DTYPE = torch.float64
+
+
 def model_from_tables(config: GPTConfig, tables: dict, what: str = "model") -> GPT:
-    """A float32 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists)."""
-    model = GPT(config)
+    """A float64 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists).
+
+    Each decimal of the file is read as the nearest float64, as Python's ``float`` does.
+    """
+    model = GPT(config).to(TOY_DTYPE)
     expected_names = set(model.state_dict())
     if set(tables) != expected_names:
         missing = sorted(expected_names - set(tables))
         extra = sorted(set(tables) - expected_names)
         raise ValueError(f"weight tables do not fit the {what}: missing {missing}, unexpected {extra}")
-    state = {name: torch.tensor(rows, dtype=torch.float32) for name, rows in tables.items()}
+    state = {name: torch.tensor(rows, dtype=TOY_DTYPE) for name, rows in tables.items()}
     model.load_state_dict(state)     # also checks every table's shape
     return model.eval()
 

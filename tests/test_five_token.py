@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from course_lib import five_token_derivation as derivation
-from course_lib.figures import FigureMismatch, check_figure, expected, load_registry
+from course_lib.figures import FigureMismatch, check_figure, expected, load_registry, to_float32
 from course_lib.five_token import (FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS, WEIGHTS_PATH,
                                    figure_values, input_tensor, load_five_token_model,
                                    read_weight_file, run_five_token)
@@ -60,26 +60,39 @@ def test_a_wrong_weight_breaks_the_figures():
         check_figure("interface.toy.h2", **figure_values(model)["interface.toy.h2"])
 
 
-def bits(t: torch.Tensor) -> list:
-    return t.detach().float().contiguous().view(torch.int32).reshape(-1).tolist()
+def as_float32(values) -> list[float]:
+    """Values rounded to float32, as the article's float32 prints show them (flat list)."""
+    return to_float32(torch.as_tensor(values, dtype=torch.float64).flatten().tolist())
 
 
-def float32_bits(values) -> list:
-    return bits(torch.tensor(values, dtype=torch.float32))
+def assert_same_float32(got, want, what):
+    """Equal float32 values, or a message with both sides in decimal and hex."""
+    got, want = as_float32(got), as_float32(want)
+    wrong = [i for i, (g, w) in enumerate(zip(got, want)) if g != w]
+    assert len(got) == len(want) and not wrong, f"{what}: float32 values differ at {wrong}\n" + "\n".join(
+        f"  [{i}] got {got[i]!r} ({got[i].hex()}), article {want[i]!r} ({want[i].hex()})" for i in wrong)
 
 
 def printed_numbers():
-    """Logits, h₂, the three losses and the mean from the model, as float32 bit patterns."""
+    """Logits, h₂, the three losses and the mean from the model, rounded to float32."""
     model = load_five_token_model()
     logits, trace = run_five_token(model)
     losses = position_losses(logits, [TARGET_IDS])
     mean = mean_loss(logits, [TARGET_IDS])
-    return {"logits": bits(logits[0, 2]), "h2": bits(trace["h"][0, 2]),
-            "losses": bits(losses), "mean": bits(mean), "attention": bits(trace["layers"][0]["attention_weights"])}
+    return {"logits": as_float32(logits[0, 2]), "h2": as_float32(trace["h"][0, 2]),
+            "losses": as_float32(losses), "mean": as_float32(mean),
+            "attention": as_float32(trace["layers"][0]["attention_weights"])}
+
+
+def test_the_model_computes_in_float64():
+    model = load_five_token_model()
+    assert {p.dtype for p in model.parameters()} == {torch.float64}
+    logits, trace = run_five_token(model)
+    assert logits.dtype == trace["h"].dtype == torch.float64
 
 
 @pytest.mark.parametrize("threads,deterministic", [(1, False), (2, False), (1, True), (2, True)])
-def test_bit_exact_across_threads_and_deterministic_mode(threads, deterministic):
+def test_same_float32_values_across_threads_and_deterministic_mode(threads, deterministic):
     old_threads = torch.get_num_threads()
     old_deterministic = torch.are_deterministic_algorithms_enabled()
     try:
@@ -90,11 +103,11 @@ def test_bit_exact_across_threads_and_deterministic_mode(threads, deterministic)
         torch.set_num_threads(old_threads)
         torch.use_deterministic_algorithms(old_deterministic)
     # the logits are printed as full float32 reprs, h₂ to 10 decimals: one float32 each
-    assert got["logits"] == float32_bits(expected("interface.toy.logits", "logits"))
-    assert got["h2"] == float32_bits(expected("interface.toy.h2", "h2"))
+    assert_same_float32(got["logits"], expected("interface.toy.logits", "logits"), "interface.toy.logits")
+    assert_same_float32(got["h2"], expected("interface.toy.h2", "h2"), "interface.toy.h2")
     torch.set_num_threads(1)
     try:
-        assert got == printed_numbers()    # same bits as the single-thread default run
+        assert got == printed_numbers()    # same values as the single-thread default run
     finally:
         torch.set_num_threads(old_threads)
 
@@ -144,10 +157,10 @@ def test_weight_file_is_readable_round_numbers_except_solved_entries():
 
 def test_lm_head_read_off_the_article_maps_h2_to_the_logits_exactly():
     model = load_five_token_model()
-    h2 = torch.tensor(expected("interface.toy.h2", "h2"), dtype=torch.float32)
+    h2 = torch.tensor(as_float32(expected("interface.toy.h2", "h2")), dtype=torch.float64)
     with torch.no_grad():
         logits = model.lm_head(h2)
-    assert bits(logits) == float32_bits(expected("interface.toy.logits", "logits"))
+    assert_same_float32(logits, expected("interface.toy.logits", "logits"), "lm_head(article's h2)")
 
 
 def test_query_diagonal_closed_form_reproduces_the_attention_table():

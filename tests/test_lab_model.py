@@ -57,7 +57,7 @@ def test_append_and_next_rows_figures(model):
 def test_model_shape_and_mode(model):
     assert model.config == LAB_CONFIG
     assert not model.training
-    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert all(p.dtype == torch.float64 for p in model.parameters())   # see course_lib.margins
     assert LAB_CONFIG.head_dim == 2 and LAB_CONFIG.n_head == 2
 
 
