@@ -7,6 +7,12 @@ panel's text follows. A screenshot goes to ``artifacts/browser_panel.png`` (giti
 Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and ``playwright`` from PyPI; no
 browser is ever downloaded. Without them the test is skipped on a learner's machine and FAILS
 when the ``CI`` environment variable is set.
+
+A cell that raises stops the test within a second of its traceback appearing — never a silent
+wait for a timeout: the failure names the cell, prints its source and traceback, and saves a
+screenshot of it to ``artifacts/browser_error.png`` (:func:`wait_until`). The second test
+proves that on a copy of notebook 07 with one deliberately failing cell.
+``BROWSER_TEST_NOTEBOOK=/path/to/copy.ipynb`` points the panel test at another copy.
 """
 import json
 import os
@@ -22,7 +28,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOK = ROOT / "notebooks" / "07_sampling.ipynb"
+NOTEBOOK = Path(os.environ.get("BROWSER_TEST_NOTEBOOK", ROOT / "notebooks" / "07_sampling.ipynb"))
+BROKEN = "07_sampling_broken_copy.ipynb"          # served beside it: one cell made to fail
 ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -46,12 +53,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab_server(tmp_path):
-    """JupyterLab on 127.0.0.1:<free port> serving a copy of notebook 07; yields the base URL."""
+def broken_copy(notebook: Path, target: Path, after_code_cell: int = 1) -> str:
+    """Write a copy of ``notebook`` with a failing code cell after its ``after_code_cell``-th code
+    cell; returns the failing cell's source."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    source = 'raise RuntimeError("deliberately broken copy: this cell must stop the browser test")'
+    bad = {"cell_type": "code", "execution_count": None, "id": "deliberately-broken", "metadata": {},
+           "outputs": [], "source": [source]}
+    code = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"]
+    nb["cells"].insert(code[after_code_cell - 1] + 1, bad)
+    target.write_text(json.dumps(nb, indent=1, ensure_ascii=False), encoding="utf-8")
+    return source
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory):
+    """JupyterLab on 127.0.0.1:<free port> serving a copy of notebook 07 (and a broken copy);
+    yields the base URL."""
+    tmp_path = tmp_path_factory.mktemp("lab")
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    broken_copy(NOTEBOOK, root / BROKEN)
     settings = home / "settings" / "@jupyterlab" / "notebook-extension"
     settings.mkdir(parents=True)
     # render every cell (no virtual scrolling), so the panel is in the page after "run all"
@@ -95,62 +118,172 @@ def summary_text(panel) -> str:
     return panel.locator(".sampling-panel-summary").inner_text()
 
 
-def test_panel_in_jupyterlab(request):
+class CellError(AssertionError):
+    """A notebook cell raised in the browser: the message holds its source and traceback."""
+
+
+# Error outputs render as stderr text holding the traceback (a stream to stderr renders the
+# same way, so a warning is told apart by its text: a traceback or an exception's name).
+ERRORS_JS = r"""() => {
+  const cells = [...document.querySelectorAll('.jp-Notebook .jp-Cell')];
+  const found = [];
+  for (const out of document.querySelectorAll(
+         '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')) {
+    const text = out.innerText;
+    if (!/Traceback|Cell In\[\d+\]|^\w*(Error|Exception|Mismatch)\b/m.test(text)) continue;
+    const cell = out.closest('.jp-Cell');
+    const editor = cell && cell.querySelector('.jp-InputArea-editor');
+    const prompt = cell && cell.querySelector('.jp-InputPrompt');
+    found.push({index: cells.indexOf(cell), prompt: prompt ? prompt.innerText.trim() : '',
+                source: editor ? editor.innerText : '', traceback: text});
+  }
+  return found;
+}"""
+
+
+def raise_cell_error(page, error: dict, waited: float, what: str) -> None:
+    """Screenshot the failing cell and raise :class:`CellError` with its source and traceback."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / "browser_error.png"
+    try:
+        cell = page.locator(".jp-Notebook .jp-Cell").nth(error["index"])
+        cell.scroll_into_view_if_needed(timeout=5_000)
+        page.screenshot(path=str(shot))
+    except Exception:                       # a screenshot must never hide the cell's error
+        pass
+    raise CellError(
+        f"a notebook cell raised in the browser (cell {error['index']} {error['prompt']}) after "
+        f"{waited:.1f} s, while waiting for {what}; stopped instead of waiting for the timeout.\n"
+        f"--- cell source ---\n{error['source'].strip()}\n"
+        f"--- traceback ---\n{error['traceback'].strip()}\n"
+        f"--- screenshot: {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
+
+
+def wait_until(page, condition_js: str, what: str, timeout_s: float = 120.0) -> None:
+    """Poll ``condition_js`` (a JS function returning true when done) every 0.25 s; stop at once
+    with :class:`CellError` when any cell shows a traceback, and say what was awaited on a timeout."""
+    start = time.monotonic()
+    while True:
+        errors = page.evaluate(ERRORS_JS)
+        if errors:
+            raise_cell_error(page, errors[0], time.monotonic() - start, what)
+        if page.evaluate(condition_js):
+            return
+        if time.monotonic() - start > timeout_s:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / "browser_timeout.png"))
+            running = page.evaluate(
+                "() => [...document.querySelectorAll('.jp-InputPrompt')].map(e => e.innerText.trim())"
+                ".filter(t => t.includes('*')).length")
+            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what} (no cell raised; "
+                                 f"{running} cell(s) still queued or running); "
+                                 f"screenshot: artifacts/browser_timeout.png")
+        page.wait_for_timeout(250)
+
+
+def open_and_run_all(page, url: str, name: str) -> None:
+    """Open notebook ``name`` in JupyterLab, wait for its kernel, then Run → Run All Cells."""
+    # a workspace of its own, so no notebook a previous test opened is restored beside it
+    page.goto(f"{url}/lab/workspaces/{Path(name).stem}/tree/{name}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    try:     # JupyterLab may still ask which kernel to start: take the notebook's python3
+        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
+    except Exception:
+        pass
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+
+
+def has_text_js(selector: str, text: str) -> str:
+    return (f"() => [...document.querySelectorAll({json.dumps(selector)})]"
+            f".some(e => e.textContent.includes({json.dumps(text)}))")
+
+
+def panel_flow(page, url: str, name: str) -> None:
+    """Run notebook ``name``, then drive the five-token model's sampling panel."""
+    open_and_run_all(page, url, name)
+    timeout = float(os.environ.get("BROWSER_TEST_TIMEOUT_MS", 120_000)) / 1000
+    wait_until(page, has_text_js(".sampling-panel .sampling-panel-summary", "u="),
+               "the sampling panel to render", timeout)
+    wait_until(page, has_text_js(".jp-OutputArea-output pre", "✓ lab.temp_210"),
+               "the last figure check (✓ lab.temp_210)", timeout)
+    panel = page.locator(".sampling-panel").first        # the five-token model's panel
+    summary = panel.locator(".sampling-panel-summary")
+    before = summary_text(panel)
+    assert "u=0.500" in before and "→ b (id 1)" in before, before
+
+    # move the u slider: focus its handle and press Home (u = 0)
+    u_box = panel.locator(".widget-slider").filter(
+        has=page.locator(".widget-label", has_text=re.compile(r"^u$")))
+    u_box.scroll_into_view_if_needed()
+    u_box.locator(".noUi-handle").focus()
+    page.keyboard.press("Home")
+    wait_until(page, has_text_js(".sampling-panel .sampling-panel-summary", "u=0.000"), "u to move to 0", 30)
+    after = summary.inner_text()
+    assert after != before
+    assert "u=0.000 lands in [0.000, 0.242) → a (id 0)" in after, after
+
+    # the append button adds the chosen token (a) and runs the model one more step
+    panel.locator("button", has_text="append chosen token").click()
+    wait_until(page, has_text_js(".sampling-panel", "ids [0, 1, 0, 0]"), "the appended token", 30)
+    panel.screenshot(path=str(ARTIFACTS / "browser_panel.png"))
+    page.screenshot(path=str(ARTIFACTS / "browser_lab.png"))
+
+
+def need_browser():
     missing = missing_requirements()
     if missing:
         message = "browser test needs " + " and ".join(missing)
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+def test_panel_in_jupyterlab(request):
+    need_browser()
     url = request.getfixturevalue("lab_server")
     from playwright.sync_api import sync_playwright
 
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{url}/lab/tree/{NOTEBOOK.name}")
-            page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-            try:     # JupyterLab may still ask which kernel to start: take the notebook's python3
-                page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
-            except Exception:
-                pass
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-            page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-            page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
-
-            panel = page.locator(".sampling-panel").first        # the five-token model's panel
-            summary = panel.locator(".sampling-panel-summary")
-            summary.wait_for(timeout=int(os.environ.get('BROWSER_TEST_TIMEOUT_MS', 120_000)))
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.jp-OutputArea-output pre')]"
-                ".some(e => e.textContent.includes('✓ lab.temp_210'))", timeout=120_000)
-            before = summary_text(panel)
-            assert "u=0.500" in before and "→ b (id 1)" in before, before
-
-            # move the u slider: focus its handle and press Home (u = 0), then type into its readout
-            u_box = panel.locator(".widget-slider").filter(
-                has=page.locator(".widget-label", has_text=re.compile(r"^u$")))
-            u_box.scroll_into_view_if_needed()
-            u_box.locator(".noUi-handle").focus()
-            page.keyboard.press("Home")
-            page.wait_for_function(
-                "() => document.querySelector('.sampling-panel .sampling-panel-summary')"
-                ".textContent.includes('u=0.000')", timeout=30_000)
-            after = summary_text(panel)
-            assert after != before
-            assert "u=0.000 lands in [0.000, 0.242) → a (id 0)" in after, after
-
-            # the append button adds the chosen token (a) and runs the model one more step
-            panel.locator("button", has_text="append chosen token").click()
-            page.wait_for_function(
-                "() => document.querySelector('.sampling-panel').textContent.includes('ids [0, 1, 0, 0]')",
-                timeout=30_000)
-            panel.screenshot(path=str(ARTIFACTS / "browser_panel.png"))
-            page.screenshot(path=str(ARTIFACTS / "browser_lab.png"))
+            panel_flow(page, url, NOTEBOOK.name)
+        except CellError:
+            raise                                                   # it has its own screenshot
         except Exception:
             page.screenshot(path=str(ARTIFACTS / "browser_failure.png"))    # what the browser showed
             raise
         finally:
             browser.close()
+
+
+def test_a_failing_cell_stops_the_browser_test_within_seconds(request):
+    """On a copy of notebook 07 with one failing cell, the panel flow stops at that cell's
+    traceback (not after the 120-s wait) and shows its source, traceback and screenshot."""
+    need_browser()
+    url = request.getfixturevalue("lab_server")
+    from playwright.sync_api import sync_playwright
+
+    shot = ARTIFACTS / "browser_error.png"
+    shot.unlink(missing_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            open_and_run_all(page, url, BROKEN)
+            start = time.monotonic()
+            with pytest.raises(CellError) as caught:
+                wait_until(page, has_text_js(".sampling-panel .sampling-panel-summary", "u="),
+                           "the sampling panel to render", timeout_s=120)
+            waited = time.monotonic() - start
+        finally:
+            browser.close()
+    text = str(caught.value)
+    print(f"reported after {waited:.1f} s:\n{text}")
+    assert waited < 30, f"the failing cell was reported only after {waited:.0f} s"
+    assert "deliberately broken copy" in text and "RuntimeError" in text, text
+    assert 'raise RuntimeError("deliberately broken copy' in text, text       # the cell's source
+    assert "artifacts/browser_error.png" in text and shot.is_file()
