@@ -2,7 +2,7 @@
 
 Not taught in a notebook; read it with notebooks 02, 03 and 07 open. ``python -m
 course_lib.lab_derivation`` prints the weight file; ``--write`` overwrites data/lab_model.json.
-``tests/test_lab_derivation.py`` (slow, opt-in) checks that the shipped file is what this
+``tests/test_lab_derivation.py`` (marked slow, part of `make test`) checks that the shipped file is what this
 code derives.
 
 Three kinds of entries:

@@ -59,7 +59,7 @@ def interface_figures(z: list[float]) -> dict:
             rounded_probs=rounded, rounded_sum=sum(rounded),
             picks=[[u, S.sample_interval(rounded, u)] for u in (0.50, 0.05, 0.93, 0.95, rounded[0])],
             zero_length_never_chosen=all(S.sample_interval(with_gap, k / 10_000) != 1 for k in range(10_000))),
-        "interface.draws": dict(total=sum(counts), frequencies=[c / sum(counts) for c in counts]),
+        "interface.draws": dict(frequencies=[c / sum(counts) for c in counts]),
         "interface.temperature": dict(
             gap=z[1] - z[0],
             ranking_kept=all(S.ranked_ids(S.softmax_with_temperature(z, t)) == ranking for t in taus),
@@ -94,8 +94,10 @@ def decoding_figures(z: list[float], model=None) -> dict:
     pair = S.softmax_with_temperature([0.1, 0.0])
     low, mid, high = (S.softmax_with_temperature(z, t) for t in (0.3, 1.0, 1.5))
     confident, flat = S.softmax_with_temperature(z, 0.5), S.softmax_with_temperature(z, 2.0)
-    fraction = 0.05
+    fraction = 0.05                                    # the article's example: a premise, not a result
     run = generate(model, INPUT_IDS, 5, choose=RuleChoice(S.SamplingRule(), torch.Generator().manual_seed(0)))
+    with torch.no_grad():
+        every_row = model(torch.tensor([run.ids]))[0]  # (8, V): the whole sequence, no cache
     return {
         "decoding.softmax_ln": dict(exponentials=[math.exp(v) for v in ln_scores],
                                     probs=S.softmax_with_temperature(ln_scores)),
@@ -105,13 +107,32 @@ def decoding_figures(z: list[float], model=None) -> dict:
             high_more_spread=max(high) < max(mid) and S.entropy(high) > S.entropy(mid),
             ranking_kept=S.ranked_ids(low) == S.ranked_ids(mid) == S.ranked_ids(high)),
         "decoding.min_p": dict(
-            fraction=fraction,
             bar_rises_with_confidence=(fraction * max(confident) > fraction * max(flat) and
                                        len(S.min_p_ids(confident, fraction)) < len(S.min_p_ids(flat, fraction)))),
-        "decoding.loop": dict(new_tokens=len(run.new_ids), final_shape=[1, len(run.ids)]),
+        "decoding.loop": dict(new_tokens=rows_read_right(run, every_row, len(INPUT_IDS)),
+                              final_shape=[1, len(run.ids)]),
         "lab.temp_210": dict(t_1=S.softmax_with_temperature([2.0, 1.0, 0.0], 1.0),
                              t_05=S.softmax_with_temperature([2.0, 1.0, 0.0], 0.5)),
     }
+
+
+def rows_read_right(run, every_row: torch.Tensor, prompt_length: int) -> int:
+    """How many steps of a generation read the last row of the sequence so far: step t's
+    logits must equal row ``prompt_length - 1 + t`` of one run over the final sequence (float64
+    rounding aside). A loop that read another row, or lost its cache, counts fewer."""
+    return sum(torch.allclose(torch.tensor(step.logits, dtype=every_row.dtype),
+                              every_row[prompt_length - 1 + t], rtol=0, atol=1e-12)
+               for t, step in enumerate(run.steps))
+
+
+def random_logit_batch(rows: int = 4, vocab: int = 50_257, scale: float = 3.0, seed: int = 0) -> torch.Tensor:
+    """A seeded (rows, vocab) batch of GPT-2-sized logits, N(0, scale²), in float64.
+
+    Notebook 07's batched example. float64, so that the rules' decisions (a running sum
+    against p, a probability against the min-p bar) do not depend on the CPU's float32
+    kernels; ``tests/test_margins.py`` checks each is far from flipping."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randn(rows, vocab, generator=generator, dtype=torch.float64) * scale
 
 
 def sampling_figure_values(model=None) -> dict:

@@ -55,6 +55,22 @@ class PieceVocab:
             raise ValueError(f"{piece!r} is not in this vocabulary: {self.pieces}")
         return self.ids[piece]
 
+    def encode(self, text: str) -> list[int]:
+        """text -> ids by greedy longest match: at each point take the longest piece that fits.
+
+        Enough for the toy vocabularies (whole words and a few suffixes); GPT-2's byte-level
+        BPE (``course_lib.tokenizer``) is the real thing. Text no piece covers raises."""
+        ids, start = [], 0
+        longest_first = sorted(self.pieces, key=len, reverse=True)
+        while start < len(text):
+            match = next((p for p in longest_first if p and text.startswith(p, start)), None)
+            if match is None:
+                raise ValueError(f"no piece of this vocabulary matches {text[start:start + 12]!r} "
+                                 f"(position {start} of {text!r})")
+            ids.append(self.ids[match])
+            start += len(match)
+        return ids
+
     def decode_pieces(self, ids) -> list[str]:
         """ids -> their pieces, one per id (the lookup step of detokenising)."""
         return [self.piece(int(i)) for i in ids]
