@@ -50,7 +50,7 @@ def gpt2_sized_lookup(ids, config, seed: int = 0) -> dict:
     """
     generator = torch.Generator().manual_seed(seed)
     V, D = config.vocab_size, config.n_embd
-    token_table = torch.randn(V, D, generator=generator) * 0.02        # (V, D), like GPT-2's init
+    token_table = torch.randn(V, D, generator=generator, dtype=torch.float32) * 0.02   # (V, D), like GPT-2's init
     lookup = token_table[torch.as_tensor(ids, dtype=torch.long)]        # (T, D)
     last_context = lookup[-1:]                                          # (1, D)
     scores = last_context @ token_table.T                               # (1, D) @ (D, V) = (1, V)
