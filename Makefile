@@ -10,7 +10,26 @@ TORCH_INDEX ?=
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg
+# verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
+# is on the line that differs (pytest otherwise cuts identical leading characters)
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
+# pytest-xdist: two workers (test files, and whole notebooks, stay on one worker each).
+# `make test XDIST=` runs everything in one process.
+XDIST ?= -n 2 --dist loadfile
+PYTEST := $(BIN)/python -m pytest -rs $(XDIST)
+# JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
+RUN := artifacts/test-run
+# The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local
+# copy hidden (the unit tests do see it).
+NO_WEIGHTS := env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE="$$(mktemp -d)"
+# torch's scalar (non-vectorised) CPU kernels, one thread: the same digits must come out
+SCALAR := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+# The unit tests that check figures (or their margins); the scalar-kernel stage re-runs them
+# without the slow weight re-derivations (stage 1 runs those). Left out: the tokenizer's and
+# GPT-2's architecture tests (integers and shapes, compared with tiktoken / transformers) and
+# the tests of the tests (mutations, browser).
+NOT_FIGURE_TESTS := tests/test_mutations.py tests/test_browser_panel.py tests/test_tokenizer.py tests/test_gpt2.py
+FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure|margins' tests/test_*.py))
 
 .PHONY: setup lab test
 
@@ -26,13 +45,29 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
 		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb
 
+# Four stages, all always run; any failing fails `make test`:
+#   1. unit tests   2. every notebook under nbval (strict)
+#   3+4. the figure-bearing unit tests and nbval again on torch's scalar kernels, one thread
+# then one closing line per stage and a total (.ci/summary.py).
 test: $(STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
-	$(BIN)/python -c "import matplotlib.font_manager"
-	@# unit tests, then every notebook under nbval; both always run, either failing fails.
-	@# The stored notebook outputs were made without pretrained GPT-2: nbval runs with any
-	@# local copy hidden (the unit tests above do see it).
-	status=0; \
-	$(BIN)/python -m pytest tests || status=1; \
-	env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE="$$(mktemp -d)" $(BIN)/python -m pytest $(NBVAL) notebooks || status=1; \
+	@$(BIN)/python -c "import matplotlib.font_manager"
+	@rm -rf $(RUN) && mkdir -p $(RUN)
+	@status=0; \
+	echo "== 1/4 unit tests"; \
+	COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
+		$(PYTEST) --junitxml=$(RUN)/unit.xml tests || status=1; \
+	echo "== 2/4 notebooks (nbval)"; \
+	$(NO_WEIGHTS) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
+		$(PYTEST) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
+	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
+	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
+		$(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-unit.log \
+			$(PYTEST) -m "not slow" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
+		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
+		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-nbval.log \
+			$(PYTEST) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml notebooks || status=1; \
+	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
+	echo "== summary"; \
+	$(BIN)/python .ci/summary.py $(RUN) || status=1; \
 	exit $$status
