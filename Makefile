@@ -17,6 +17,8 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cf
 # `make test XDIST=` runs everything in one process.
 XDIST ?= -n 2 --dist loadfile
 PYTEST := $(BIN)/python -m pytest -rs $(XDIST)
+# one process: for the short scalar-kernel unit run, starting workers costs more than it saves
+PYTEST_ONE := $(BIN)/python -m pytest -rs
 # JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
 RUN := artifacts/test-run
 # The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local
@@ -63,7 +65,7 @@ test: $(STAMP)
 	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
 		$(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-unit.log \
-			$(PYTEST) -m "not slow" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
+			$(PYTEST_ONE) -m "not slow" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
 		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-nbval.log \
 			$(PYTEST) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml notebooks || status=1; \

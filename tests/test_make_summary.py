@@ -77,7 +77,7 @@ def test_a_failure_or_a_missing_stage_or_figure_fails_the_summary(tmp_path, caps
 
 def test_makefile_runs_the_scalar_kernel_stage_and_shows_skip_reasons():
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^PYTEST := .* -rs\b", makefile, re.M)
+    assert re.search(r"^PYTEST := .* -rs\b", makefile, re.M) and re.search(r"^PYTEST_ONE := .* -rs\b", makefile, re.M)
     assert "SCALAR := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1" in makefile
     assert makefile.count("$(SCALAR)") >= 3 and "get_cpu_capability()" in makefile
     assert ".ci/summary.py" in makefile and "exit $$status" in makefile
