@@ -73,28 +73,52 @@ class WeightsNotFound(FileNotFoundError):
     """No GPT-2 weights where we looked; the message lists the places and how to get them."""
 
 
+class WeightsFileError(ValueError):
+    """A weights file (or its config.json) is there but damaged or not the checkpoint expected.
+
+    The message names the file, says what is wrong with it (truncated, not a safetensors
+    file, an HTML page, a missing tensor, a wrong shape) and what to do about it.
+    """
+
+
 # --------------------------------------------------------------------------- configuration
 
 def gpt2_config(n_layer: int = 12, n_embd: int = 768, n_head: int = 12,
                 vocab_size: int = 50257, n_positions: int = 1024,
-                layer_norm_eps: float = 1e-5) -> GPTConfig:
+                layer_norm_eps: float = 1e-5, activation: str = "gelu_tanh") -> GPTConfig:
     """A GPT-2-family configuration: GPT-2 small's choices with other sizes."""
     return replace(GPT2_SMALL_CONFIG, n_layer=n_layer, n_embd=n_embd, n_head=n_head,
                    mlp_hidden=4 * n_embd, vocab_size=vocab_size, n_positions=n_positions,
-                   layer_norm_eps=layer_norm_eps)
+                   layer_norm_eps=layer_norm_eps, activation=activation)
+
+
+# Hugging Face's ``activation_function`` names -> ours. GPT-2 uses "gelu_new" (the tanh
+# approximation); "gelu_pytorch_tanh" is the same function computed by PyTorch.
+HF_ACTIVATIONS = {"gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh", "gelu": "gelu", "relu": "relu"}
 
 
 def config_from_hf_json(path: str | os.PathLike) -> GPTConfig:
-    """Read a Hugging Face GPT-2 ``config.json`` into a :class:`GPTConfig`."""
-    hf = json.loads(Path(path).read_text(encoding="utf-8"))
+    """Read a Hugging Face GPT-2 ``config.json`` into a :class:`GPTConfig`.
+
+    Sizes, ``layer_norm_epsilon`` and ``activation_function`` (see :data:`HF_ACTIVATIONS`) are
+    read; anything the course's model cannot reproduce is an error naming the file.
+    """
+    try:
+        hf = json.loads(Path(path).read_text(encoding="utf-8"))
+        sizes = {key: int(hf[key]) for key in ("n_layer", "n_embd", "n_head", "vocab_size", "n_positions")}
+    except (ValueError, KeyError, TypeError) as err:        # JSONDecodeError is a ValueError
+        raise WeightsFileError(
+            f"{path} is not a readable GPT-2 config.json ({type(err).__name__}: {err}). Delete it "
+            f"(the weights then load as GPT-2 small) or replace it with the checkpoint's own "
+            f"config.json.") from None
     activation = hf.get("activation_function", "gelu_new")
-    if activation not in ("gelu_new", "gelu_pytorch_tanh"):
-        raise ValueError(f"{path}: activation {activation!r} is not GPT-2's tanh GELU")
+    if activation not in HF_ACTIVATIONS:
+        raise ValueError(f"{path}: activation_function {activation!r} is not one the course's model has "
+                         f"(it has {sorted(HF_ACTIVATIONS)})")
     if hf.get("n_inner") not in (None, 4 * hf["n_embd"]):
         raise ValueError(f"{path}: n_inner={hf['n_inner']} is not 4 × n_embd")
-    return gpt2_config(n_layer=hf["n_layer"], n_embd=hf["n_embd"], n_head=hf["n_head"],
-                       vocab_size=hf["vocab_size"], n_positions=hf["n_positions"],
-                       layer_norm_eps=hf.get("layer_norm_epsilon", 1e-5))
+    return gpt2_config(**sizes, layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
+                       activation=HF_ACTIVATIONS[activation])
 
 
 def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
@@ -204,6 +228,70 @@ def download_weights(cache_dir: str | os.PathLike | None = None) -> Path:
     return file
 
 
+# --------------------------------------------------------------------------- reading the file
+
+def how_to_replace(file: Path) -> str:
+    """What to do with a damaged weights file: delete it (in the Hugging Face cache, the whole
+    model folder, or the damaged blob would be reused) and get the official file again."""
+    cached = next((parent for parent in file.parents if parent.name.startswith("models--")), None)
+    target = f"the cached copy {cached}" if cached is not None else str(file)
+    return (f"What to do: delete {target}, then run python -m course_lib.gpt2 --download (with "
+            f"{WEIGHTS_ENV} unset), or fetch "
+            f"https://huggingface.co/{HF_REPO_ID}/resolve/{HF_REVISION}/{WEIGHTS_FILENAME} "
+            f"({WEIGHTS_BYTES:,} bytes, SHA-256 {WEIGHTS_SHA256[:16]}…) yourself and point "
+            f"{WEIGHTS_ENV} at it.")
+
+
+def safetensors_problem(file: Path) -> str | None:
+    """What is wrong with ``file`` as a safetensors file, in words, or None if it looks whole.
+
+    The layout: 8 bytes (little-endian length N), N bytes of JSON header naming every tensor
+    with its dtype, shape and byte range, then the tensors' bytes.
+    """
+    size = file.stat().st_size
+    with open(file, "rb") as f:
+        start = f.read(4096)
+    text = start.lstrip().lower()
+    if text.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--")) or (
+            start[8:9] != b"{" and b"<html" in text):
+        return ("it is an HTML page, not a checkpoint (a web page — a login, error or 'blob' page — "
+                "was saved under the weights' name; download the 'resolve' link, not the page)")
+    if size < 8:
+        return f"it is only {size} bytes long (an empty or interrupted download)"
+    n = int.from_bytes(start[:8], "little")
+    if n > size - 8:
+        return (f"its first 8 bytes announce a {n:,}-byte header but the file has {size:,} bytes "
+                f"(it is truncated, or not a safetensors file)")
+    with open(file, "rb") as f:
+        f.seek(8)
+        header_bytes = f.read(n)
+    try:
+        header = json.loads(header_bytes)
+        end = max((info["data_offsets"][1] for name, info in header.items() if name != "__metadata__"),
+                  default=0)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
+        return "its header is not valid safetensors JSON (the file is damaged)"
+    if size < 8 + n + end:
+        return (f"it is truncated: {size:,} bytes where its header needs {8 + n + end:,} "
+                f"(an interrupted download or copy)")
+    return None
+
+
+def read_safetensors(file: Path) -> dict[str, torch.Tensor]:
+    """All tensors of a safetensors file, or a :class:`WeightsFileError` that names the file,
+    says what is wrong and what to do."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    problem = safetensors_problem(file)
+    if problem is None:
+        try:
+            return load_file(str(file))
+        except (SafetensorError, OSError, ValueError, RuntimeError) as err:
+            problem = f"safetensors cannot read it ({err})"
+    raise WeightsFileError(f"GPT-2 weights file {file} cannot be loaded: {problem}. {how_to_replace(file)}")
+
+
 # --------------------------------------------------------------------------- name mapping
 
 def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
@@ -268,9 +356,12 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
     ``path``: the ``model.safetensors`` file or its folder (default: :func:`find_weights`).
     ``config``: defaults to the ``config.json`` beside the file, else GPT-2 small.
     ``download=True``: if no local copy is found, fetch the official file (needs internet).
-    """
-    from safetensors.torch import load_file
 
+    Raises :class:`WeightsNotFound` when there is no file, :class:`WeightsFileError` when the
+    file (or its config.json) is damaged or does not fit the configuration: truncated, not a
+    safetensors file, an HTML page, a missing tensor, a wrong shape. Both messages name the
+    file and say what to do. Any float dtype loads (float16 and bfloat16 become float32).
+    """
     try:
         file = find_weights(path)
     except WeightsNotFound:
@@ -280,7 +371,18 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
     if config is None:
         beside = file.parent / "config.json"
         config = config_from_hf_json(beside) if beside.is_file() else GPT2_SMALL_CONFIG
-    state = hf_to_course_state_dict(load_file(str(file)), config)
+    try:
+        state = hf_to_course_state_dict(read_safetensors(file), config)
+    except (KeyError, ValueError) as err:
+        if isinstance(err, WeightsFileError):
+            raise
+        what = str(err.args[0] if err.args else err).removeprefix("GPT-2 weights: ")
+        raise WeightsFileError(
+            f"GPT-2 weights file {file} does not match the configuration it is loaded with "
+            f"(n_layer={config.n_layer}, n_embd={config.n_embd}, vocab_size={config.vocab_size}, "
+            f"n_positions={config.n_positions}): {what}. If the file is another GPT-2 size, put "
+            f"its config.json beside it or pass config= to load_gpt2. If it should be GPT-2 "
+            f"small, it is damaged. {how_to_replace(file)}") from None
     with torch.device("meta"):            # no random init: every tensor comes from the file
         model = GPT(config)
     model.load_state_dict(state, strict=True, assign=True)

@@ -13,6 +13,37 @@ Conventions every function follows:
 * Filtering never deletes entries: :func:`renormalize` returns a full row in the original id
   order, excluded ids at 0, so a sampled index is directly a token id.
 * Bad input raises ``ValueError`` whose message starts with the argument's name.
+* Given the logits (``logits=`` of the filters, and always in :class:`SamplingRule`), the
+  ranking uses the *logits*, and an id whose logit is −inf is never kept. Probabilities can
+  round or underflow to equal values (a leader 120 nats ahead leaves the others at ~1e-52 in
+  float64 but exactly 0 in float32); logits keep their order, so rounding can never decide
+  which ids a filter keeps. (Softmax never reverses an order, so the two rankings differ only
+  where probabilities tie.)
+
+Compared with Hugging Face ``transformers``' logits processors (``TemperatureLogitsWarper``,
+``TopKLogitsWarper``, ``TopPLogitsWarper``, ``MinPLogitsWarper``, applied in that order, as
+here): the kept sets are the same, except for these deliberate differences, each pinned by a
+minimal example in tests/test_sampling_reference.py:
+
+1. **Top-k ties.** :func:`top_k_ids` keeps exactly k ids (ties at the k-th value broken by the
+   smaller id); transformers (like nanoGPT, :func:`top_k_strict_cut`) keeps every id tied with
+   the k-th value. Logits [2, 1, 1], k = 2: we keep [0, 1], transformers keeps [0, 1, 2].
+2. **Tie order in top-p.** Among ids tied at the point where the running sum crosses p, we
+   keep the smaller ids; transformers sorts *ascending* and removes from the bottom, so it keeps
+   the larger ones. Four equal logits, p = 0.5: we keep [0, 1], transformers keeps [2, 3].
+   (How *many* ids are kept is the same.)
+3. **GPT-2's legacy top-p** (:func:`gpt2_legacy_top_p_ids`) keeps one id fewer than the paper's
+   rule, which is the one transformers implements: probabilities [0.5, 0.25, 0.15, 0.1],
+   p = 0.8: legacy keeps 2 ids, we (:func:`top_p_ids`) and transformers keep 3.
+4. **Precision, and top-p at p = 1.** transformers computes in the logits' dtype (float32 for
+   a model's output); we compute probabilities in float64, so a running sum that lands within
+   rounding of p can end top-p one id apart. At p = 1 transformers keeps every id with a
+   nonzero probability (its ``generate`` even switches top-p off), while we stop as soon as
+   the running sum reaches 1.0: ids too unlikely to move a float64 sum are dropped. Logits
+   [0, −100], p = 1: we keep [0] (1 + e⁻¹⁰⁰ rounds to 1), transformers keeps [0, 1]. Such an
+   id owns an interval far narrower than any u a float64 draw can tell apart.
+5. **−inf.** transformers leaves a removed id in the row at −inf; here it is simply not in the
+   kept set. Top-k with k above the number of finite logits keeps the finite ones in both.
 """
 from __future__ import annotations
 
@@ -76,7 +107,8 @@ def greedy_id(logits) -> int:
 
 
 def ranked_ids(probs) -> list[int]:
-    """All ids sorted by probability, highest first; equal probabilities by smaller id."""
+    """All ids sorted by probability, highest first; equal probabilities by smaller id.
+    (Works for any scores: ``ranked_ids(logits)`` ranks by logits.)"""
     p = as_float_list(probs, "probs")
     # Python's sort is stable, also with reverse=True: equal values keep their id order.
     return sorted(range(len(p)), key=p.__getitem__, reverse=True)
@@ -108,11 +140,32 @@ def renormalize(probs, kept) -> list[float]:
 # ---------------------------------------------------------------------------------------------
 
 
-def top_k_ids(probs, top_k: int) -> list[int]:
+def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
+    """The order filters walk (by logits when given, else by probabilities; ties by id) and
+    the ids allowed at all (finite logits; None: every id)."""
+    if logits is None:
+        return ranked_ids(probs), None
+    z = check_logits(logits)
+    if len(z) != len(probs):
+        raise ValueError(f"logits has {len(z)} values but probs has {len(probs)}")
+    allowed = {i for i, v in enumerate(z) if v != -math.inf} if -math.inf in z else set(range(len(z)))
+    return ranked_ids(z), allowed
+
+
+def top_k_ids(probs, top_k: int, logits=None) -> list[int]:
     """Exactly k ids: the first k of :func:`ranked_ids` (ties broken by smaller id).
-    k larger than the vocabulary keeps every id."""
+    k larger than the vocabulary keeps every id. With ``logits`` (the ones ``probs`` came
+    from): the first k by logit, never one whose logit is −inf."""
     k = check_top_k(top_k)
-    return ranked_ids(probs)[:k]
+    q = as_float_list(probs, "probs")
+    return _top_k(q, k, *_ranking(q, logits))
+
+
+# The three filters given a ranking (``order``) and the ids allowed at all (None: every id);
+# SamplingRule.filter ranks once and calls these directly.
+
+def _top_k(q, k, order, allowed):
+    return [i for i in order[:k] if allowed is None or i in allowed]
 
 
 def top_k_strict_cut(logits, top_k: int) -> list[int]:
@@ -128,19 +181,24 @@ def top_k_strict_cut(logits, top_k: int) -> list[int]:
     return sorted(kept, key=lambda i: (-z[i], i))
 
 
-def top_p_ids(probs, top_p: float) -> list[int]:
+def top_p_ids(probs, top_p: float, logits=None) -> list[int]:
     """Nucleus sampling (Holtzman et al. 2020, §3.1): walk :func:`ranked_ids`, adding each id
     and its probability to a running sum; stop as soon as the sum is ≥ p. The id that
-    crosses p is kept. If rounding keeps the sum below p, every id is kept."""
+    crosses p is kept. If rounding keeps the sum below p, every id is kept. With ``logits``:
+    the walk goes in logit order, and an id whose logit is −inf is never kept."""
     p = check_top_p(top_p)
     q = as_float_list(probs, "probs")
+    return _top_p(q, p, *_ranking(q, logits))
+
+
+def _top_p(q, p, order, allowed):
     kept, mass = [], 0.0
-    for token_id in ranked_ids(q):
+    for token_id in order:
         kept.append(token_id)
         mass += q[token_id]
         if mass >= p:
             break
-    return kept
+    return [i for i in kept if allowed is None or i in allowed]
 
 
 def gpt2_legacy_cutoff(probs, top_p: float) -> tuple[int, int]:
@@ -167,13 +225,18 @@ def gpt2_legacy_top_p_ids(probs, top_p: float) -> list[int]:
     return [i for i in ranked_ids(q) if q[i] >= threshold]
 
 
-def min_p_ids(probs, min_p: float) -> list[int]:
+def min_p_ids(probs, min_p: float, logits=None) -> list[int]:
     """Min-p: keep every id whose probability is ≥ min_p × (the largest probability).
-    The bar rises with the model's confidence. min_p = 0 keeps all, 1 keeps the tied top."""
+    The bar rises with the model's confidence. min_p = 0 keeps all, 1 keeps the tied top.
+    With ``logits``: listed in logit order, and an id whose logit is −inf is never kept."""
     m = check_min_p(min_p)
     q = as_float_list(probs, "probs")
+    return _min_p(q, m, *_ranking(q, logits))
+
+
+def _min_p(q, m, order, allowed):
     bar = m * max(q)
-    return [i for i in ranked_ids(q) if q[i] >= bar]
+    return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -261,9 +324,13 @@ class SamplingRule:
     the temperature can change how many ids top-p needs. Other engines order differently
     (llama.cpp's default chain applies temperature *after* its filters), which can keep a
     different set for the same numbers. (The filters themselves are the teaching rules above:
-    transformers' and nanoGPT's top-k keep ties at the k-th value, ours keeps exactly k.)
-    ``None`` switches a filter off; ``greedy=True``
-    replaces everything by the argmax (no temperature, no division by zero).
+    transformers' and nanoGPT's top-k keep ties at the k-th value, ours keeps exactly k; the
+    module docstring lists every difference from transformers.) ``None`` switches a filter
+    off; ``greedy=True`` replaces everything by the argmax (no temperature, no division by zero).
+
+    :meth:`apply` ranks by the logits, never by rounded probabilities, and never keeps an id
+    whose logit is −inf (so top-k with k above the number of finite logits keeps the finite
+    ones); ``course_lib.sampling_batched.apply_batched`` keeps the same ids for every row.
     """
 
     temperature: float = 1.0
@@ -289,25 +356,29 @@ class SamplingRule:
             return [1.0 if i == best else 0.0 for i in range(len(z))]
         return softmax_with_temperature(logits, self.temperature)
 
-    def filter(self, probs) -> tuple[list[int], list[float]]:
+    def filter(self, probs, logits=None) -> tuple[list[int], list[float]]:
         """Stages 2–5 on a row of probabilities: returns ``(kept ids in ranked order,
-        renormalised row in id order)``."""
+        renormalised row in id order)``. With ``logits`` (those ``probs`` came from) every
+        stage ranks by logit and an id whose logit is −inf is never kept."""
         current = as_float_list(probs, "probs")
-        kept = set(range(len(current)))
-        stages = [(top_k_ids, self.top_k), (top_p_ids, self.top_p), (min_p_ids, self.min_p)]
+        order, allowed = _ranking(current, logits)        # one ranking for every stage
+        kept = set(range(len(current))) if allowed is None else set(allowed)
+        # the stages of top_k_ids, top_p_ids and min_p_ids, given the ranking
+        stages = [(_top_k, self.top_k), (_top_p, self.top_p), (_min_p, self.min_p)]
         if self.greedy:
-            stages = [(top_k_ids, 1)]
+            stages = [(_top_k, 1)]
         for rule, value in stages:
             if value is None:
                 continue
-            kept &= set(rule(current, value))      # a filter only ever removes ids
+            kept &= set(rule(current, value, order, allowed))      # a filter only ever removes ids
             current = renormalize(current, kept)
-        return [i for i in ranked_ids(current) if i in kept], current
+        return [i for i in order if i in kept], current
 
     def apply(self, logits) -> "SamplingStep":
-        """Every stage on one row of logits, kept for display."""
-        probs = self.probabilities(logits)
-        kept, final = self.filter(probs)
+        """Every stage on one row of logits, kept for display (ranked by the logits)."""
+        z = check_logits(logits)
+        probs = self.probabilities(z)
+        kept, final = self.filter(probs, logits=z)
         return SamplingStep(probs=probs, kept=kept, final=final)
 
     def choose(self, logits, u: float) -> int:

@@ -12,6 +12,15 @@ vectorised (sorting, cumulative sums, scatters: no Python loop over the vocabula
 
 Filters return a boolean keep-mask [B, V]; ``renormalize_batched`` turns it into a float64
 distribution with excluded ids at 0.
+
+Rank by logits, not by rounded probabilities. :func:`apply_batched` (logits in) computes the
+probabilities in float64 and hands the logits to every filter (``logits=``): the ranking is by
+logit, ties by id, and an id whose logit is −inf is never kept. A float32 softmax would round
+every token more than ~104 nats behind the leader to exactly 0 (a leader of +60 at T = 0.5 is
+120 nats ahead), and ranking those zeros by id would keep ids 0, 1, 2, … instead of the next
+largest logits. The filters given only probabilities rank by probability, exactly like the
+per-row functions given only probabilities. The differences from transformers' logits
+processors are listed in ``course_lib.sampling``'s docstring.
 """
 from __future__ import annotations
 
@@ -45,13 +54,44 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
     return torch.softmax(shifted, dim=-1)
 
 
+def softmax64_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
+    """The per-row rule's softmax for a batch, in float64: exp((z − max z) / τ) divided by the
+    sum added left to right (``softmax_with_temperature``; equal to its values up to the last
+    bit of ``exp``)."""
+    t = check_temperature(temperature)
+    z = check_rows(logits).double()
+    return _softmax64(z, t)
+
+
+def _softmax64(z: torch.Tensor, t: float) -> torch.Tensor:
+    z = z.double()
+    weights = torch.exp((z - z.max(dim=-1, keepdim=True).values) / t)
+    return weights / torch.cumsum(weights, dim=-1)[:, -1:]
+
+
+def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
+    """What to rank by (the logits when given, else the probabilities) and which ids may be
+    kept at all (finite logits; None: every id)."""
+    if logits is None:
+        return probs, None
+    check_rows(logits)
+    if logits.shape != probs.shape:
+        raise ValueError(f"logits has shape {tuple(logits.shape)} but probs has {tuple(probs.shape)}")
+    return logits, ~torch.isneginf(logits)
+
+
+def _only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    return mask if allowed is None else mask & allowed
+
+
 def greedy_ids_batched(logits: torch.Tensor) -> torch.Tensor:
     """[B, V] -> [B]: argmax per row, first (smallest) id among ties."""
     return torch.argmax(check_rows(logits), dim=-1)
 
 
 def ranked_batched(probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Sorted values and ids per row, highest first, ties by smaller id: ([B, V], [B, V])."""
+    """Sorted values and ids per row, highest first, ties by smaller id: ([B, V], [B, V]).
+    (Any scores: ``ranked_batched(logits)`` ranks by logit.)"""
     return torch.sort(probs, dim=-1, descending=True, stable=True)
 
 
@@ -63,7 +103,7 @@ def _mask_from_sorted(keep_sorted: torch.Tensor, order: torch.Tensor) -> torch.T
 def top_n_mask(probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     """The first n[b] ids of each row's ranking (ties by smaller id), without a full sort:
     keep everything above the n-th value, then the smallest ids equal to it until n are kept.
-    ``n``: [B, 1] integers in 1..V."""
+    ``n``: [B, 1] integers in 1..V. ``probs`` may be any scores (logits rank the same way)."""
     kth = torch.topk(probs, int(n.max()), dim=-1).values.gather(-1, n - 1)   # [B, 1] n-th value
     above = probs > kth                                           # all of these are kept
     room = n - above.sum(dim=-1, keepdim=True)                    # places left for ties
@@ -71,10 +111,19 @@ def top_n_mask(probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     return above | (tied & (torch.cumsum(tied.int(), dim=-1) <= room))
 
 
-def top_k_mask(probs: torch.Tensor, top_k: int) -> torch.Tensor:
-    """Exactly k ids per row, ties by smaller id (``top_k_ids``)."""
-    k = min(check_top_k(top_k), check_rows(probs, "probs").shape[-1])
-    return top_n_mask(probs, torch.full((probs.shape[0], 1), k))
+def top_k_mask(probs: torch.Tensor, top_k: int, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """Exactly k ids per row, ties by smaller id (``top_k_ids``). With ``logits``: the k
+    largest logits, never one that is −inf (k above the finite count keeps the finite ones)."""
+    k = check_top_k(top_k)
+    return _top_k(check_rows(probs, "probs"), k, *_key_and_allowed(probs, logits))
+
+
+# The filters' work, on checked inputs, given what to rank by (``key``) and the ids allowed at
+# all (None: every id); filter_batched checks its inputs once and calls these directly.
+
+def _top_k(probs, k, key, allowed):
+    k = min(k, probs.shape[-1])
+    return _only_allowed(top_n_mask(key, torch.full((probs.shape[0], 1), k)), allowed)
 
 
 def top_k_strict_cut_mask(logits: torch.Tensor, top_k: int) -> torch.Tensor:
@@ -90,16 +139,22 @@ def _running_sums(probs: torch.Tensor):
     return values, order, torch.cumsum(values.double(), dim=-1)
 
 
-def top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:
+def top_p_mask(probs: torch.Tensor, top_p: float, logits: torch.Tensor | None = None) -> torch.Tensor:
     """Nucleus rule (``top_p_ids``): a ranked place is kept while the sum *before* it is < p,
     which keeps the shortest prefix reaching ≥ p, the crossing id included.
 
     How many places that is depends only on the sorted *values*, so it is found from
     ``torch.topk`` prefixes (1,024 values, then 8× more until every row reaches p) rather than
-    a full sort; :func:`top_n_mask` then picks that many ids with the tie-break by id.
+    a full sort; :func:`top_n_mask` then picks that many ids with the tie-break by id. With
+    ``logits`` (those ``probs`` came from), it picks them by logit (softmax never reverses an
+    order, so the sorted values, and the count, are the same) and never keeps a −inf logit.
     """
     p = check_top_p(top_p)
-    V = check_rows(probs, "probs").shape[-1]
+    return _top_p(check_rows(probs, "probs"), p, *_key_and_allowed(probs, logits))
+
+
+def _top_p(probs, p, key, allowed):
+    V = probs.shape[-1]
     width = min(V, 1024)
     while True:
         values = torch.topk(probs, width, dim=-1).values           # [B, width], sorted
@@ -109,7 +164,7 @@ def top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:
         width = min(V, width * 8)
     before = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
     n = (before < p).sum(dim=-1, keepdim=True)                     # [B, 1] places kept, ≥ 1
-    return top_n_mask(probs, n)
+    return _only_allowed(top_n_mask(key, n), allowed)
 
 
 def gpt2_legacy_top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -122,11 +177,16 @@ def gpt2_legacy_top_p_mask(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     return probs >= threshold
 
 
-def min_p_mask(probs: torch.Tensor, min_p: float) -> torch.Tensor:
-    """Keep p ≥ min_p × (row maximum), compared in float64 (``min_p_ids``)."""
+def min_p_mask(probs: torch.Tensor, min_p: float, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """Keep p ≥ min_p × (row maximum), compared in float64 (``min_p_ids``). With ``logits``:
+    never an id whose logit is −inf (min_p = 0 keeps the finite ones)."""
     m = check_min_p(min_p)
-    q = check_rows(probs, "probs").double()
-    return q >= m * q.max(dim=-1, keepdim=True).values
+    return _min_p(check_rows(probs, "probs"), m, *_key_and_allowed(probs, logits))
+
+
+def _min_p(probs, m, key, allowed):
+    q = probs.double()
+    return _only_allowed(q >= m * q.max(dim=-1, keepdim=True).values, allowed)
 
 
 def renormalize_batched(probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -138,29 +198,41 @@ def renormalize_batched(probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor
     return kept / mass
 
 
-def filter_batched(rule: SamplingRule, probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``SamplingRule.filter`` for a batch: ``(keep-mask [B, V], renormalised float64 [B, V])``."""
+def filter_batched(rule: SamplingRule, probs: torch.Tensor,
+                   logits: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``SamplingRule.filter`` for a batch: ``(keep-mask [B, V], renormalised float64 [B, V])``.
+    With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
+    never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
     current = check_rows(probs, "probs").double()
-    mask = torch.ones_like(current, dtype=torch.bool)
-    stages = [(top_k_mask, rule.top_k), (top_p_mask, rule.top_p), (min_p_mask, rule.min_p)]
+    return _filter(rule, current, *_key_and_allowed(current, logits))   # inputs checked once
+
+
+def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed):
+    mask = torch.ones_like(current, dtype=torch.bool) if allowed is None else allowed.clone()
+    # the stages of top_k_mask, top_p_mask and min_p_mask
+    stages = [(_top_k, rule.top_k), (_top_p, rule.top_p), (_min_p, rule.min_p)]
     if rule.greedy:
-        stages = [(top_k_mask, 1)]
+        stages = [(_top_k, 1)]
     for stage, value in stages:
         if value is None:
             continue
-        mask &= stage(current, value)
+        mask &= stage(current, value, key, allowed)
         current = renormalize_batched(current, mask)
     return mask, current
 
 
 def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Temperature (or greedy one-hot), then :func:`filter_batched`."""
+    """``SamplingRule.apply`` for a batch of logits [B, V]: float64 softmax at the rule's
+    temperature (or a greedy one-hot), then :func:`filter_batched` ranking by the logits.
+    Keeps, row for row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32
+    softmax would underflow."""
+    z = check_rows(logits)
     if rule.greedy:
-        best = greedy_ids_batched(logits)
-        probs = torch.nn.functional.one_hot(best, logits.shape[-1]).to(logits.dtype)
+        best = torch.argmax(z, dim=-1)
+        probs = torch.nn.functional.one_hot(best, z.shape[-1]).double()
     else:
-        probs = softmax_with_temperature_batched(logits, rule.temperature)
-    return filter_batched(rule, probs)
+        probs = _softmax64(z, rule.temperature)            # rule's temperature checked by SamplingRule
+    return _filter(rule, probs, z, ~torch.isneginf(z))
 
 
 def sample_interval_batched(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:

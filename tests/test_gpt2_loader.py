@@ -1,9 +1,10 @@
-"""Where course_lib looks for GPT-2's weights, and what it says when they are not there.
+"""Where course_lib looks for GPT-2's weights, what it says when they are not there or damaged.
 
 No network: a download is only ever attempted with ``download=True`` and is replaced here by a
 stand-in for ``hf_hub_download``.
 """
 import hashlib
+import re
 
 import pytest
 import torch
@@ -146,3 +147,83 @@ def test_gpt2_or_none_is_none_on_a_machine_without_weights(no_weights_anywhere):
     from course_lib.gpt2_figures import gpt2_or_none
 
     assert gpt2_or_none() is None
+
+
+# ------------------------------------------------------------------ damaged checkpoints
+
+def truncated(data, tensors):
+    return data[:len(data) * 2 // 3], "truncated"
+
+
+def wrong_header(data, tensors):
+    n = int.from_bytes(data[:8], "little")
+    return data[:8] + data[8:8 + n].replace(b'"shape"', b'"shape!').replace(b"{", b"[", 1) + data[8 + n:], \
+        "header is not valid"
+
+
+def html_page(data, tensors):
+    page = (b"<!DOCTYPE html>\n<html lang='en'><head><title>openai-community/gpt2 at main</title></head>"
+            b"<body><a href='/login'>Log in</a> model.safetensors 548 MB</body></html>\n")
+    return page, "HTML page"
+
+
+def empty_file(data, tensors):
+    return b"", "only 0 bytes"
+
+
+def missing_tensor(data, tensors):
+    return {k: v for k, v in tensors.items() if k != "h.0.attn.c_proj.bias"}, "'h.0.attn.c_proj.bias' is missing"
+
+
+def wrong_shape(data, tensors):
+    return dict(tensors, **{"h.0.mlp.c_fc.weight": torch.randn(8, 31)}), r"h.0.mlp.c_fc.weight has shape \(8, 31\)"
+
+
+@pytest.mark.parametrize("damage", [truncated, wrong_header, html_page, empty_file, missing_tensor, wrong_shape])
+def test_a_damaged_checkpoint_names_the_file_and_says_what_to_do(tmp_path, damage):
+    good, tensors = tiny_checkpoint(tmp_path / "good")
+    damaged = tmp_path / "damaged" / "model.safetensors"
+    damaged.parent.mkdir()
+    content, reason = damage(good.read_bytes(), tensors)
+    if isinstance(content, dict):
+        save_file(content, str(damaged))
+    else:
+        damaged.write_bytes(content)
+    with pytest.raises(gpt2.WeightsFileError) as err:
+        load_gpt2(damaged, config=gpt2_config(**TINY))
+    message = str(err.value)
+    assert str(damaged) in message                                   # which file
+    assert re.search(reason, message), message                       # what is wrong with it
+    assert "What to do: delete" in message and "--download" in message and WEIGHTS_ENV in message
+    assert isinstance(err.value, ValueError) and not isinstance(err.value, WeightsNotFound)
+
+
+def test_a_damaged_copy_in_the_hugging_face_cache_says_to_delete_the_cached_model(no_weights_anywhere):
+    from course_lib.gpt2_figures import gpt2_or_none
+
+    model_dir = no_weights_anywhere / "models--openai-community--gpt2"
+    file, _ = tiny_checkpoint(model_dir / "snapshots" / HF_REVISION)
+    file.write_bytes(file.read_bytes()[:100])
+    with pytest.raises(gpt2.WeightsFileError, match=f"delete the cached copy {model_dir}"):
+        load_gpt2(config=gpt2_config(**TINY))
+    with pytest.raises(gpt2.WeightsFileError):            # a damaged file is never hidden as "no weights"
+        gpt2_or_none()
+
+
+def test_a_broken_config_json_is_named(tmp_path):
+    file, _ = tiny_checkpoint(tmp_path)
+    (tmp_path / "config.json").write_text("<html>not json</html>")
+    with pytest.raises(gpt2.WeightsFileError, match=r"config\.json is not a readable GPT-2 config\.json"):
+        load_gpt2(file)
+    (tmp_path / "config.json").write_text('{"n_layer": 1, "n_embd": 8, "n_head": 2, "vocab_size": 11, '
+                                          '"n_positions": 6, "activation_function": "silu"}')
+    with pytest.raises(ValueError, match="activation_function 'silu'"):
+        load_gpt2(file)
+
+
+def test_a_float16_file_loads_as_float32(tmp_path):
+    file, tensors = tiny_checkpoint(tmp_path)
+    save_file({k: v.half() for k, v in tensors.items()}, str(file))
+    model = load_gpt2(file, config=gpt2_config(**TINY))
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert torch.equal(model.position_embedding.weight, tensors["wpe.weight"].half().float())

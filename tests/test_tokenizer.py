@@ -1,4 +1,8 @@
-"""The from-scratch tokenizer equals tiktoken; the files are verified; nothing touches the network."""
+"""The from-scratch tokenizer equals tiktoken; the files are verified; nothing touches the network;
+the streaming decoder under random chunks and invalid UTF-8; lone surrogates.
+
+The comparison with an independent tokenizer (Hugging Face's) is in test_tokenizer_reference.py.
+"""
 import random
 import shutil
 import socket
@@ -9,6 +13,7 @@ import pytest
 from course_lib import tokenizer as T
 from course_lib.figures import check_figure
 from course_lib.vocab import LAB_VOCAB
+from tokenizer_corpus import corpus as reference_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -179,3 +184,101 @@ def test_corrupted_or_missing_file_says_which_and_what_to_do(tmp_path, name):
 def test_unknown_id_is_a_clear_error(tok):
     with pytest.raises(ValueError, match="outside GPT-2's vocabulary"):
         tok.decode([50257])
+
+
+# ----------------------------------------------------------------- streaming: random chunks and bad bytes
+
+def completable(tail: bytes) -> bool:
+    """Could more bytes still turn ``tail`` into one character? Asked of Python's strict decoder
+    (independent of the course's table): try every second byte, fill the rest with 0x80."""
+    for n in range(len(tail) + 1, 5):
+        seconds = range(0x80, 0xC0) if len(tail) == 1 else [None]
+        for second in seconds:
+            rest = (bytes([second]) if second is not None else b"") + b"\x80" * 4
+            candidate = tail + rest[:n - len(tail)]
+            try:
+                if len(candidate.decode("utf-8")) == 1:
+                    return True
+            except UnicodeDecodeError:
+                pass
+    return False
+
+
+def held_tail(data: bytes) -> bytes:
+    """What a decoder must hold back after ``data``: the suffix more bytes could complete."""
+    for n in (3, 2, 1):
+        if len(data) >= n and completable(data[-n:]):
+            return data[-n:]
+    return b""
+
+
+def check_stream(chunks, decoder=None):
+    """Push ``chunks`` (bytes per id) one by one; after every id, what is shown must be the full
+    decode of everything but the held bytes, and only completable bytes may be held."""
+    decoder = decoder or T.StreamingDecoder(token_bytes=chunks.__getitem__)
+    data = b""
+    for i, chunk in enumerate(chunks):
+        shown_before = decoder.text
+        new = decoder.push(i)
+        data += chunk
+        assert decoder.text == shown_before + new
+        assert decoder.pending == held_tail(data), (data[-4:], decoder.pending)
+        assert decoder.text == data[:len(data) - len(decoder.pending)].decode("utf-8", errors="replace")
+    decoder.flush()
+    assert decoder.text == data.decode("utf-8", errors="replace") and decoder.pending == b""
+    return decoder.text
+
+
+def test_streaming_decoder_under_random_chunking():
+    rng = random.Random(31)
+    texts = reference_corpus()[::7][:400] + ["Hi 你!", "👨‍👩‍👧‍👦 é 𝟐", "\U0010FFFF\U00010000\u0800\u07ff"]
+    for text in texts:
+        data = text.encode("utf-8")
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(0, 12)))) if len(data) > 1 else []
+        chunks = [data[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])] or [b""]
+        assert check_stream(chunks) == text
+
+
+def test_streaming_decoder_on_random_invalid_utf8(tok):
+    """Random GPT-2 ids, most of them single bytes ≥ 0x80 (lead and continuation bytes of every
+    kind): the stream shows what bytes.decode(errors="replace") shows, as early as possible."""
+    rng = random.Random(32)
+    byte_ids = [tok.encoder[T.bytes_to_chars(bytes([b]))] for b in range(256)]
+    high = byte_ids[0x80:]
+    for _ in range(400):
+        ids = [rng.choice(high) if rng.random() < 0.7 else rng.choice(byte_ids[:0x80] + [rng.randrange(50256)])
+               for _ in range(rng.randint(1, 12))]
+        decoder = T.StreamingDecoder()
+        text = check_stream([tok.token_bytes(i) for i in ids])
+        for i in ids:
+            decoder.push(i)
+        decoder.flush()
+        assert decoder.text == text == tok.decode(ids)
+
+
+@pytest.mark.parametrize("chunks, shown", [
+    ([b"\xed", b"\xa0", b"A"], ["", "\ufffd\ufffd", "A"]),      # ED A0 would be a surrogate: no wait
+    ([b"\xe2\x82", b"A"], ["", "\ufffdA"]),                     # cut short by an ASCII byte
+    ([b"\xf0", b"\x90", b"\x80", b"\x80"], ["", "", "", "\U00010000"]),
+    ([b"\xf4\x90"], ["\ufffd\ufffd"]),                          # above U+10FFFF
+    ([b"\xe0\x80"], ["\ufffd\ufffd"]),                          # overlong
+    ([b"\xc3", b"\xc3\xa3"], ["", "\ufffdã"]),                  # a lead byte interrupts a lead byte
+    ([b"\x80", b"\xbf"], ["\ufffd", "\ufffd"]),                 # a continuation byte alone
+])
+def test_streaming_decoder_releases_a_replacement_as_soon_as_nothing_can_complete_it(chunks, shown):
+    decoder = T.StreamingDecoder(token_bytes=chunks.__getitem__)
+    assert [decoder.push(i) for i in range(len(chunks))] == shown
+    assert decoder.flush() == ""
+
+
+def test_lone_surrogates_are_replaced_as_tiktoken_replaces_them(tok, enc):
+    assert tok.encode("a\ud800b") == enc.encode("a\ud800b") == tok.encode("a\ufffdb")
+    assert tok.encode("\ud83d\ude00") == enc.encode("\ud83d\ude00") == tok.encode("😀")   # a pair joins
+    rng = random.Random(33)
+    surrogates = ["\ud800", "\udbff", "\udc00", "\udfff", "\ud83d", "\ude00", "\ud83d\ude00"]
+    for text in reference_corpus()[:900:3]:
+        chars = list(text)
+        for _ in range(rng.randint(1, 3)):
+            chars.insert(rng.randint(0, len(chars)), rng.choice(surrogates))
+        noisy = "".join(chars)
+        assert tok.encode(noisy, allowed_special="all") == enc.encode(noisy, allowed_special="all"), repr(noisy)
