@@ -259,6 +259,8 @@ def safetensors_problem(file: Path) -> str | None:
     if size < 8:
         return f"it is only {size} bytes long (an empty or interrupted download)"
     n = int.from_bytes(start[:8], "little")
+    if n > 100_000_000:                               # safetensors' own limit for a header
+        return f"its first 8 bytes announce a {n:,}-byte header: it is not a safetensors file"
     if n > size - 8:
         return (f"its first 8 bytes announce a {n:,}-byte header but the file has {size:,} bytes "
                 f"(it is truncated, or not a safetensors file)")
@@ -404,7 +406,10 @@ def main(argv: list[str] | None = None) -> None:
         if not args.download or args.path or os.environ.get(WEIGHTS_ENV):
             raise SystemExit(str(err))
         file = download_weights()
-    model = load_gpt2(file)
+    try:
+        model = load_gpt2(file)
+    except WeightsFileError as err:                   # a damaged file: the message, no traceback
+        raise SystemExit(str(err)) from None
     print(f"GPT-2 small loaded from {file}: {model.num_parameters():,} parameters")
     print(f"to use it everywhere in the course:  export {WEIGHTS_ENV}={file}")
 

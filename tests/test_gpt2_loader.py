@@ -227,3 +227,11 @@ def test_a_float16_file_loads_as_float32(tmp_path):
     model = load_gpt2(file, config=gpt2_config(**TINY))
     assert {p.dtype for p in model.parameters()} == {torch.float32}
     assert torch.equal(model.position_embedding.weight, tensors["wpe.weight"].half().float())
+
+
+def test_the_command_line_reports_a_damaged_file_without_a_traceback(tmp_path):
+    damaged = tmp_path / "model.safetensors"
+    damaged.write_bytes(b"PK\x03\x04" + bytes(200))              # a zip (pytorch_model.bin), not safetensors
+    with pytest.raises(SystemExit) as exit_:
+        gpt2.main([str(damaged)])
+    assert str(damaged) in str(exit_.value.code) and "not a safetensors file" in str(exit_.value.code)
