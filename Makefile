@@ -13,10 +13,12 @@ STAMP := $(VENV)/.installed
 # verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
 # is on the line that differs (pytest otherwise cuts identical leading characters)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
-# pytest-xdist: two workers (test files, and whole notebooks, stay on one worker each).
-# `make test XDIST=` runs everything in one process.
-XDIST ?= -n 2 --dist loadfile
-PYTEST := $(BIN)/python -m pytest -rs $(XDIST)
+# pytest-xdist: two workers. Unit tests go to whichever worker is free (worksteal); a notebook's
+# cells stay together on one worker, in order (loadfile). `make test XDIST=` runs each stage
+# in one process.
+XDIST ?= -n 2
+PYTEST := $(BIN)/python -m pytest -rs $(XDIST) $(if $(XDIST),--dist worksteal)
+PYTEST_NB := $(BIN)/python -m pytest -rs $(XDIST) $(if $(XDIST),--dist loadfile)
 # one process: for the short scalar-kernel unit run, starting workers costs more than it saves
 PYTEST_ONE := $(BIN)/python -m pytest -rs
 # JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
@@ -61,14 +63,14 @@ test: $(STAMP)
 		$(PYTEST) --junitxml=$(RUN)/unit.xml tests || status=1; \
 	echo "== 2/4 notebooks (nbval)"; \
 	$(NO_WEIGHTS) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
-		$(PYTEST) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
+		$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
 	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
 		$(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-unit.log \
 			$(PYTEST_ONE) -m "not slow" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
 		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-nbval.log \
-			$(PYTEST) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml notebooks || status=1; \
+			$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml notebooks || status=1; \
 	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
 	echo "== summary"; \
 	$(BIN)/python .ci/summary.py $(RUN) || status=1; \

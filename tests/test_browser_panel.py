@@ -159,25 +159,41 @@ def raise_cell_error(page, error: dict, waited: float, what: str) -> None:
         f"--- screenshot: {shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot}")
 
 
+STALL_S = 15       # no cell queued or running and the kernel idle this long: nothing more will come
+STATE_JS = r"""() => {
+  const prompts = [...document.querySelectorAll('.jp-InputPrompt')].map(e => e.innerText.trim());
+  const numbered = prompts.filter(t => /\d/.test(t));
+  const widgets = [...document.querySelectorAll('.jp-OutputArea-output')]
+    .map(e => e.innerText.trim()).filter(t => /widget/i.test(t)).slice(0, 3).map(t => t.slice(0, 200));
+  const indicator = document.querySelector('.jp-Notebook-ExecutionIndicator');
+  return {running: prompts.filter(t => t.includes('*')).length, last: numbered[numbered.length - 1] || '',
+          status: indicator ? indicator.getAttribute('data-status') : '', widgets: widgets.join(' | ')};
+}"""
+
+
 def wait_until(page, condition_js: str, what: str, timeout_s: float = 120.0) -> None:
     """Poll ``condition_js`` (a JS function returning true when done) every 0.25 s; stop at once
     with :class:`CellError` when any cell shows a traceback, and say what was awaited on a timeout."""
-    start = time.monotonic()
+    start = quiet_since = time.monotonic()
     while True:
         errors = page.evaluate(ERRORS_JS)
         if errors:
             raise_cell_error(page, errors[0], time.monotonic() - start, what)
         if page.evaluate(condition_js):
             return
-        if time.monotonic() - start > timeout_s:
+        state = page.evaluate(STATE_JS)
+        if state["running"] or state["status"] != "idle":
+            quiet_since = time.monotonic()
+        stalled = time.monotonic() - quiet_since > STALL_S
+        if stalled or time.monotonic() - start > timeout_s:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "browser_timeout.png"))
-            running = page.evaluate(
-                "() => [...document.querySelectorAll('.jp-InputPrompt')].map(e => e.innerText.trim())"
-                ".filter(t => t.includes('*')).length")
-            raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what} (no cell raised; "
-                                 f"{running} cell(s) still queued or running); "
-                                 f"screenshot: artifacts/browser_timeout.png")
+            why = (f"nothing ran for {STALL_S} s" if stalled else f"timed out after {timeout_s:.0f} s")
+            raise AssertionError(
+                f"{why} waiting for {what} (no cell raised; "
+                f"{state['running']} cell(s) still queued or running; last prompt {state['last']!r}; "
+                f"kernel status {state['status']!r}); widget outputs: {state['widgets'] or 'none'}; "
+                f"screenshot: artifacts/browser_timeout.png")
         page.wait_for_timeout(250)
 
 
@@ -186,13 +202,40 @@ def open_and_run_all(page, url: str, name: str) -> None:
     # a workspace of its own, so no notebook a previous test opened is restored beside it
     page.goto(f"{url}/lab/workspaces/{Path(name).stem}/tree/{name}")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
-    try:     # JupyterLab may still ask which kernel to start: take the notebook's python3
-        page.locator(".jp-Dialog .jp-mod-accept").click(timeout=5_000)
-    except Exception:
-        pass
-    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    # until the kernel is idle: JupyterLab may still ask which kernel to start (take the
+    # notebook's python3) — answered as soon as it asks, never waited for when it does not
+    deadline = time.monotonic() + 90
+    while not page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").count():
+        accept = page.locator(".jp-Dialog .jp-mod-accept")
+        if accept.count():
+            try:
+                accept.first.click(timeout=2_000)
+            except Exception:
+                pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the kernel of {name} did not start within 90 s")
+        page.wait_for_timeout(200)
+    # let the session settle: a Run All sent while the kernel is still connecting can be lost,
+    # or run before the widget manager listens (the panel then stays "Loading widget...")
+    page.wait_for_timeout(3_000)
+    # the cells show [*] the moment they are queued, so a click that took is seen at once
+    for attempt in range(4):
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        started = time.monotonic()
+        while time.monotonic() - started < 5:
+            if page.evaluate(STARTED_JS):
+                return
+            page.wait_for_timeout(100)
+        print(f"Run All Cells did not start {name} within 5 s (attempt {attempt + 1} of 4)")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "browser_not_started.png"))
+    raise AssertionError(f"Run All Cells did not start {name} (no cell queued, kernel never busy), 4 times in 20 s; "
+                         f"screenshot: artifacts/browser_not_started.png")
+
+
+STARTED_JS = """() => [...document.querySelectorAll('.jp-InputPrompt')].some(e => e.innerText.includes('*'))
+    || !!document.querySelector(".jp-Notebook-ExecutionIndicator[data-status='busy']")"""
 
 
 def has_text_js(selector: str, text: str) -> str:
