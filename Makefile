@@ -60,7 +60,7 @@ test: $(STAMP)
 	@status=0; \
 	echo "== 1/4 unit tests"; \
 	COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
-		$(PYTEST) --junitxml=$(RUN)/unit.xml tests || status=1; \
+		$(PYTEST) --durations=15 --junitxml=$(RUN)/unit.xml tests || status=1; \
 	echo "== 2/4 notebooks (nbval)"; \
 	$(NO_WEIGHTS) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
 		$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
