@@ -87,12 +87,12 @@ ARTICLES = {
 # A weight file whose entries were solved from the figures -> how to re-derive and compare it.
 DERIVATIONS = {
     "data/five_token_model.json": {
-        "module": "python -m course_lib.five_token_derivation",
-        "test": 'python -m pytest -m slow -k derivation tests/test_five_token.py',
+        "test": "python -m pytest -m slow -k derivation tests/test_five_token.py",
+        "module": "python -m course_lib.five_token_derivation  (re-derives the tables and checks every toy figure with them)",
     },
     "data/lab_model.json": {
-        "module": "python -m course_lib.lab_derivation",
         "test": "python -m pytest -m slow tests/test_lab_derivation.py",
+        "module": "python -m course_lib.lab_derivation  (prints the re-derived weight file: diff it with data/lab_model.json)",
     },
 }
 
@@ -317,9 +317,8 @@ def mismatch_message(figure_id, name, entry, spec, problem, computed, shown, art
         lines += [
             f"  weights:  {derived} was solved so that this figure prints the article's digits, so either",
             f"            that weight file or this registry entry changed since the weights were derived.",
-            f"            Check which: {how.get('test', 'its derivation test')}"
-            + (f"  (or {how['module']}, which re-derives the tables and checks every figure)" if "module" in how else ""),
-        ]
+            f"            Check which: {how.get('test', 'its derivation test')}",
+        ] + ([f"            or: {how['module']}"] if "module" in how else [])
     return "\n".join(lines)
 
 
