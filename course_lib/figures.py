@@ -278,7 +278,10 @@ def check_figure(figure_id: str, **computed) -> None:
             article = format_value(spec["expected"], spec.get("decimals"))
         if problem:
             raise FigureMismatch(mismatch_message(figure_id, name, entry, spec, problem, plain, shown, article))
-        lines.append(f"✓ {figure_id} · {name} = {shown}")
+        note = "" if shown == article else (
+            f"   (expected {article} ± {tolerance(spec):g}: the course's own band)" if spec.get("source") == "course"
+            else f"   (article: {article}; accepted within {tolerance(spec):g}, reason in the registry)")
+        lines.append(f"✓ {figure_id} · {name} = {shown}{note}")
     print("\n".join(lines))
     _log_reproduced(figure_id)
 
