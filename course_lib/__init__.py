@@ -1,38 +1,39 @@
-"""course_lib: the verified helpers behind the course notebooks.
+"""course_lib: the verified code behind the course notebooks — the map.
 
-One module per idea; each module's docstring says which notebook teaches it.
+One subpackage per layer; every module's docstring says which notebook teaches it. Lower
+layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench).
 
-Tokens (01)
-* ``tokenizer``      — GPT-2's byte-level BPE from scratch, tiktoken built offline, streaming decode
-* ``token_display``  — coloured token spans, byte tables, a live tokenizer box
-* ``vocab``          — the toy models' id → piece tables
+Where each notebook's code lives
+    01_tokenizer   ``tokens.bpe`` (BPE by hand, tiktoken offline), ``tokens.streaming``
+                   (``StreamingDecoder``), ``tokens.vocab``, ``ui.token_display``
+    02_embeddings  ``model.embeddings``, ``toys.five_token``, ``toys.lab``
+    03_attention   ``model.attention`` (attention and LayerNorm by hand)
+    04_block       ``model.attention``, ``model.gpt`` (the Pre-Norm block)
+    05_lm_head     ``model.lm_head``, ``gpt2.config``, ``gpt2.loader``
+    06_loss        ``model.loss``, ``figures.margins`` (float32 vs float64)
+    07_sampling    ``decoding.*`` (rules, pipeline, draw, generate, kv_cost, stats), ``ui.panel``
+    every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``
 
-The model (02–06)
-* ``model``          — one readable GPT: config, Pre-Norm blocks, trace of intermediates, KV cache
-* ``embeddings``     — lookups as one-hot products, GPT-2-sized shapes (02)
-* ``block``          — attention and LayerNorm written out step by step (03, 04)
-* ``lm_head``        — a logit written out, dot product vs cosine, tied tables, softmax (05)
-* ``loss``           — shifted targets, per-position losses, cross-entropy by hand, gradients (06)
-
-The hand-set models
-* ``five_token``, ``five_token_derivation`` — the interface article's five-token model (02–07)
-* ``lab_model``, ``lab_figures``, ``lab_derivation`` — the lab article's twelve-token model (02, 03, 07)
-* ``weight_files``   — reading their weight files in data/
-
-Sampling and generation (07)
-* ``sampling``, ``sampling_checks`` — the rules, one small function each, with exact docstrings
-* ``sampling_batched`` — the same rules over [B, V] tensors, vectorised
-* ``sampling_figures``, ``sampling_stats`` — the articles' sampling figures; a chi-square test
-* ``generate``       — the generation loop with the KV cache and streaming output
-* ``panel``          — the interactive sampling panel (ipywidgets)
-
-GPT-2 (05, 07)
-* ``gpt2``           — GPT-2 small as a configuration of ``model``; loading its real weights
-* ``gpt2_figures``   — the gpt2 article's figures, run where the weights exist
-
-Everywhere
-* ``figures``        — the registry of the articles' figures and ``check_figure``
-* ``plots``          — matplotlib helpers
-* ``bench_sampling``, ``bench_kv_cache`` — benchmark scripts (``python -m course_lib.bench_…``)
+The layers
+    ``data``       finds data/ (``$COURSE_DATA_DIR`` or the checkout above the package) and reads it;
+                   the shared errors: ``MissingFileError``, ``ChecksumError``, ``DamagedFileError``,
+                   ``UnknownNameError``
+    ``tokens``     ``bpe``, ``streaming``, ``vocab``
+    ``model``      ``gpt`` (``GPTConfig``, ``GPT``, ``KVCache``), ``embeddings``, ``attention``, ``lm_head``, ``loss``
+    ``gpt2``       ``config`` (GPT-2 small as a GPTConfig), ``loader`` (its real weights);
+                   ``python -m course_lib.gpt2 [--download]``
+    ``toys``       ``spec.ToyModel``; ``five_token.FIVE_TOKEN`` and ``lab.LAB``; ``weights``;
+                   ``derive_five_token`` and ``derive_lab`` (how their weights were made)
+    ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
+                   ``TopK``, ``TopP``, ``MinP``: check, per-row ``ids``, batched ``mask``), run in the
+                   order of ``rules.FILTERS``; ``variants`` (nanoGPT's and GPT-2's own cuts);
+                   ``pipeline.SamplingRule``; ``draw``; ``generate`` — THE generation loop;
+                   ``kv_cost``; ``stats``
+    ``figures``    ``registry`` (``check_figure``), ``computers`` (``check_inline``), and one function per
+                   figure id in ``interface``, ``lab``, ``decoding``, ``gpt2`` — data/figures.json's
+                   ``"computer"`` field names it (``"lab.top_p"`` → ``course_lib.figures.lab:top_p``);
+                   ``margins``
+    ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``
+    ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
 """
 __version__ = "0.1.0"

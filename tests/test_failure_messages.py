@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from _exact import as_float32, assert_same_floats, float_differences
-from course_lib.weight_files import describe_table_differences
+from course_lib.toys.weights import describe_table_differences
 
 
 def test_same_floats_pass_bit_for_bit():
@@ -54,8 +54,8 @@ def test_table_differences_report_shapes_missing_tables_and_stop_after_ten():
 
 
 def test_shipped_weight_files_agree_with_themselves():
-    from course_lib.weight_files import read_weight_file
-    from course_lib.figures import DATA_DIR
+    from course_lib.data import data_dir
+    from course_lib.toys.weights import read_weight_file
     for name in ("five_token_model.json", "lab_model.json"):
-        tables = read_weight_file(DATA_DIR / name, name)["tables"]
+        tables = read_weight_file(data_dir() / name, name)["tables"]
         assert describe_table_differences(tables, tables) == ""

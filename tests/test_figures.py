@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import figures as F
+from course_lib.figures import registry as F
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT.parent / "shared" / "figures.md"
@@ -112,9 +112,9 @@ def test_negative_zero_prints_without_sign():
 
 
 def test_a_missing_data_file_says_what_and_how_to_restore(tmp_path):
-    from course_lib.five_token import load_five_token_model
+    from course_lib.toys.five_token import FIVE_TOKEN
     with pytest.raises(FileNotFoundError, match=r"five-token model.*git checkout -- data/"):
-        load_five_token_model(tmp_path / "five_token_model.json")
+        FIVE_TOKEN.load(tmp_path / "five_token_model.json")
 
 
 # --- "float32" and "truncated" value specs --------------------------------------------------
@@ -247,14 +247,13 @@ def test_figures_the_toy_weights_were_solved_from_are_flagged():
         assert (ROOT / path).is_file(), path
     toy = {fid for fid in registry if fid.startswith("interface.toy.")}
     assert {fid for fid in toy if flagged.get(fid) == "data/five_token_model.json"} == toy - WEIGHT_INDEPENDENT_TOY
-    from course_lib.lab_figures import LAB_FIGURES
     lab = {fid for fid, path in flagged.items() if path == "data/lab_model.json"}
-    assert lab <= set(LAB_FIGURES) and len(lab) >= 9
+    assert all(registry[fid]["computer"].startswith("course_lib.figures.lab:") for fid in lab) and len(lab) >= 9
     assert all(not registry[fid]["needs_pretrained_weights"] for fid in flagged)
 
 
 def test_registry_entries_carry_only_known_keys():
-    known = {"figure", "article", "notebooks", "needs_pretrained_weights", "values", "weights_derived_from"}
+    known = {"figure", "article", "notebooks", "needs_pretrained_weights", "computer", "values", "weights_derived_from"}
     for fid, entry in F.load_registry().items():
         assert set(entry) <= known, (fid, set(entry) - known)
         assert entry["article"] in F.ARTICLES, fid
@@ -275,7 +274,7 @@ def test_a_mismatch_names_figure_article_registry_entry_and_both_values():
     assert "computed in full: [[1.0, 0.0, 0.0], [0.019, 0.981, 0.0], [0.469, 0.0101, 0.5209]]" in text
     # the toy weights were solved from this figure: say which files to compare and how
     assert "data/five_token_model.json" in text and "changed since the weights were derived" in text
-    assert "course_lib.five_token_derivation" in text
+    assert "course_lib.toys.derive_five_token" in text
 
 
 def test_a_mismatch_in_a_figure_of_no_weight_file_says_no_weight_file():

@@ -18,7 +18,7 @@ from safetensors.torch import save_file  # noqa: E402
 from course_lib.figures import expected
 from course_lib.gpt2 import (GPT2_SMALL_CONFIG, gpt2_config, hf_to_course_state_dict,
                              load_gpt2)
-from course_lib.gpt2_figures import greedy_continue
+from course_lib.decoding import generate
 
 SMALL = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=101, n_positions=32)
 FULL = dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)
@@ -111,8 +111,9 @@ def test_greedy_continuation_equals_transformers(pair, request):
         theirs = hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=steps,
                              min_new_tokens=steps, do_sample=False, pad_token_id=0)
     assert theirs.shape == (1, 4 + steps)
-    assert torch.equal(greedy_continue(ours, ids, steps, use_cache=False), theirs)
-    assert torch.equal(greedy_continue(ours, ids, steps, use_cache=True), theirs)
+    # the course's one generation loop, rerunning everything and with the KV cache
+    assert generate(ours, ids, steps, use_cache=False).ids == theirs[0].tolist()
+    assert generate(ours, ids, steps, use_cache=True).ids == theirs[0].tolist()
 
 
 def test_official_file_layout_loads_the_same(small_pair, tmp_path):
@@ -167,8 +168,8 @@ def test_mapping_rejects_wrong_shapes_and_missing_tensors(small_pair):
 def test_logits_shape_figure_with_gpt2_architecture(full_pair):
     """gpt2.logits_shape needs only the architecture: random weights give the article's shapes."""
     from course_lib.figures import check_figure
-    from course_lib.gpt2_figures import logits_shape_values
-    from course_lib.tokenizer import gpt2_encoding
+    from course_lib.figures.gpt2 import logits_shape
+    from course_lib.tokens.bpe import gpt2_encoding
 
     _, ours = full_pair
-    check_figure("gpt2.logits_shape", **logits_shape_values(ours, gpt2_encoding()))
+    check_figure("gpt2.logits_shape", **logits_shape(ours, gpt2_encoding()))

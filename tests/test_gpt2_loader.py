@@ -10,10 +10,10 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-import course_lib.gpt2 as gpt2
-from course_lib.gpt2 import (HF_REVISION, WEIGHTS_ENV, WeightsNotFound, find_weights, gpt2_config,
-                             load_gpt2, sha256_of)
-from course_lib.gpt2_figures import no_weights_line
+from course_lib.gpt2 import __main__ as gpt2
+from course_lib.data import ChecksumError, DamagedFileError, MissingFileError, sha256_of
+from course_lib.gpt2 import HF_REVISION, WEIGHTS_ENV, find_weights, gpt2_config, load_gpt2
+from course_lib.gpt2 import no_weights_line
 
 TINY = dict(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=6)
 
@@ -46,7 +46,7 @@ def tiny_checkpoint(folder):
 
 
 def test_no_weights_says_where_it_looked_and_how_to_get_them(no_weights_anywhere):
-    with pytest.raises(WeightsNotFound) as err:
+    with pytest.raises(MissingFileError) as err:
         find_weights()
     message = str(err.value)
     assert f"${WEIGHTS_ENV}: not set" in message
@@ -60,19 +60,19 @@ def test_load_without_weights_raises_and_never_downloads(no_weights_anywhere, mo
     def no_network(*args, **kwargs):
         raise AssertionError("tried to download without being asked")
     monkeypatch.setattr(gpt2, "download_weights", no_network)
-    with pytest.raises(WeightsNotFound):
+    with pytest.raises(MissingFileError):
         load_gpt2()
 
 
 def test_wrong_path_is_named_in_the_error(tmp_path):
     missing = tmp_path / "nowhere" / "model.safetensors"
-    with pytest.raises(WeightsNotFound, match="the path you gave: .*nowhere/model.safetensors"):
+    with pytest.raises(MissingFileError, match="the path you gave: .*nowhere/model.safetensors"):
         find_weights(missing)
 
 
 def test_env_var_pointing_nowhere_is_reported(no_weights_anywhere, tmp_path, monkeypatch):
     monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "gone.safetensors"))
-    with pytest.raises(WeightsNotFound, match=rf"\${WEIGHTS_ENV}: .*gone.safetensors \(no such file\)"):
+    with pytest.raises(MissingFileError, match=rf"\${WEIGHTS_ENV}: .*gone.safetensors \(no such file\)"):
         find_weights()
 
 
@@ -117,7 +117,7 @@ def test_download_checks_the_checksum(no_weights_anywhere, tmp_path, monkeypatch
     damaged = tmp_path / "model.safetensors"
     damaged.write_bytes(b"not the real file")
     monkeypatch.setattr(hub, "hf_hub_download", lambda *a, **k: str(damaged))
-    with pytest.raises(OSError, match="damaged"):
+    with pytest.raises(ChecksumError, match="damaged"):
         load_gpt2(download=True)
 
 
@@ -133,18 +133,18 @@ def test_no_weights_line_is_one_fixed_line():
 
 
 def test_a_wrong_env_var_is_an_error_even_with_a_cached_copy(no_weights_anywhere, tmp_path, monkeypatch):
-    from course_lib.gpt2_figures import gpt2_or_none
+    from course_lib.gpt2 import gpt2_or_none
 
     tiny_checkpoint(no_weights_anywhere / "models--openai-community--gpt2" / "snapshots" / HF_REVISION)
     monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "typo.safetensors"))
-    with pytest.raises(WeightsNotFound, match="typo.safetensors"):
+    with pytest.raises(MissingFileError, match="typo.safetensors"):
         find_weights()
-    with pytest.raises(WeightsNotFound):
+    with pytest.raises(MissingFileError):
         gpt2_or_none()
 
 
 def test_gpt2_or_none_is_none_on_a_machine_without_weights(no_weights_anywhere):
-    from course_lib.gpt2_figures import gpt2_or_none
+    from course_lib.gpt2 import gpt2_or_none
 
     assert gpt2_or_none() is None
 
@@ -189,31 +189,31 @@ def test_a_damaged_checkpoint_names_the_file_and_says_what_to_do(tmp_path, damag
         save_file(content, str(damaged))
     else:
         damaged.write_bytes(content)
-    with pytest.raises(gpt2.WeightsFileError) as err:
+    with pytest.raises(DamagedFileError) as err:
         load_gpt2(damaged, config=gpt2_config(**TINY))
     message = str(err.value)
     assert str(damaged) in message                                   # which file
     assert re.search(reason, message), message                       # what is wrong with it
     assert "What to do: delete" in message and "--download" in message and WEIGHTS_ENV in message
-    assert isinstance(err.value, ValueError) and not isinstance(err.value, WeightsNotFound)
+    assert isinstance(err.value, ValueError) and not isinstance(err.value, MissingFileError)
 
 
 def test_a_damaged_copy_in_the_hugging_face_cache_says_to_delete_the_cached_model(no_weights_anywhere):
-    from course_lib.gpt2_figures import gpt2_or_none
+    from course_lib.gpt2 import gpt2_or_none
 
     model_dir = no_weights_anywhere / "models--openai-community--gpt2"
     file, _ = tiny_checkpoint(model_dir / "snapshots" / HF_REVISION)
     file.write_bytes(file.read_bytes()[:100])
-    with pytest.raises(gpt2.WeightsFileError, match=f"delete the cached copy {model_dir}"):
+    with pytest.raises(DamagedFileError, match=f"delete the cached copy {model_dir}"):
         load_gpt2(config=gpt2_config(**TINY))
-    with pytest.raises(gpt2.WeightsFileError):            # a damaged file is never hidden as "no weights"
+    with pytest.raises(DamagedFileError):            # a damaged file is never hidden as "no weights"
         gpt2_or_none()
 
 
 def test_a_broken_config_json_is_named(tmp_path):
     file, _ = tiny_checkpoint(tmp_path)
     (tmp_path / "config.json").write_text("<html>not json</html>")
-    with pytest.raises(gpt2.WeightsFileError, match=r"config\.json is not a readable GPT-2 config\.json"):
+    with pytest.raises(DamagedFileError, match=r"config\.json is not a readable GPT-2 config\.json"):
         load_gpt2(file)
     (tmp_path / "config.json").write_text('{"n_layer": 1, "n_embd": 8, "n_head": 2, "vocab_size": 11, '
                                           '"n_positions": 6, "activation_function": "silu"}')

@@ -21,8 +21,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")      # transformers must never reac
 import transformers  # noqa: E402  test dependency (pinned in pyproject's "test" extra)
 from safetensors import safe_open  # noqa: E402
 
-from course_lib import model as M  # noqa: E402
-from course_lib.generate import generate  # noqa: E402
+from course_lib.model import gpt as M  # noqa: E402
+from course_lib.decoding.generate import generate  # noqa: E402
 from course_lib.gpt2 import HF_ACTIVATIONS, load_gpt2  # noqa: E402
 
 CONFIGS = {
@@ -152,7 +152,7 @@ def test_twenty_greedy_steps_through_the_course_loop_equal_transformers(pair, us
     with torch.no_grad():
         theirs = hf.generate(prompt, attention_mask=torch.ones_like(prompt), max_new_tokens=steps,
                              min_new_tokens=steps, do_sample=False, pad_token_id=0)
-    run = generate(ours, prompt[0].tolist(), steps, use_cache=use_cache)
+    run = generate(ours, prompt[0].tolist(), steps, use_cache=use_cache, record_logits=True)
     assert run.ids == theirs[0].tolist() and run.stopped_by == "length"
     # no step is a near-tie that a float32 rounding difference (~1e-6 here) could decide
     assert min(sorted(s.logits)[-1] - sorted(s.logits)[-2] for s in run.steps) > 1e-5

@@ -14,11 +14,10 @@ import pytest
 import torch
 
 from course_lib.figures import check_figure
-from course_lib.gpt2 import WEIGHTS_ENV, WEIGHTS_SHA256, load_gpt2, sha256_of
-from course_lib.gpt2_figures import (greedy_values, logits_shape_values, loop30_continuation,
-                                     loop30_values, sampled_ranks, t2_values, top5_values,
-                                     top_p_values)
-from course_lib.tokenizer import gpt2_encoding
+from course_lib.data import sha256_of
+from course_lib.figures import compute
+from course_lib.gpt2 import WEIGHTS_ENV, WEIGHTS_SHA256, load_gpt2
+from course_lib.tokens.bpe import gpt2_encoding
 
 pytestmark = pytest.mark.gpt2_weights
 
@@ -59,26 +58,24 @@ def test_real_weights_give_transformers_logits(gpt2, weights_file, enc):
 
 
 def test_logits_shape(gpt2, enc):
-    check_figure("gpt2.logits_shape", **logits_shape_values(gpt2, enc))
+    check_figure("gpt2.logits_shape", **compute("gpt2.logits_shape", gpt2, enc))
 
 
 def test_top5(gpt2, enc):
-    check_figure("gpt2.top5", **top5_values(gpt2, enc))
+    check_figure("gpt2.top5", **compute("gpt2.top5", gpt2, enc))
 
 
 def test_greedy(gpt2, enc):
-    check_figure("gpt2.greedy", **greedy_values(gpt2, enc))
+    check_figure("gpt2.greedy", **compute("gpt2.greedy", gpt2, enc))
 
 
 def test_loop30(gpt2, enc):
-    check_figure("gpt2.loop30", **loop30_values(loop30_continuation(gpt2, enc)))
+    check_figure("gpt2.loop30", **compute("gpt2.loop30", gpt2, enc))
 
 
 def test_top_p_after_two_prompts(gpt2, enc):
-    check_figure("lab.gpt2_top_p", **top_p_values(gpt2, enc))
+    check_figure("lab.gpt2_top_p", **compute("lab.gpt2_top_p", gpt2, enc))
 
 
 def test_temperature_2_is_noise(gpt2, enc):
-    ranks_t2 = sampled_ranks(gpt2, enc, temperature=2.0)
-    ranks_t07 = sampled_ranks(gpt2, enc, temperature=0.7)
-    check_figure("lab.gpt2_t2", **t2_values(ranks_t2, ranks_t07))
+    check_figure("lab.gpt2_t2", **compute("lab.gpt2_t2", gpt2, enc))

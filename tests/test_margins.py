@@ -6,7 +6,7 @@ article printed float32. These tests compute, for every offline figure, how far 
 value lies from the nearest boundary of its text (a decimal or float32 rounding boundary), and
 for every decision behind a printed result (an argmax, a ranking, a top-k cut, a top-p count, a
 min-p bar, an interval draw) how far it lies from flipping; each distance must exceed
-``course_lib.margins.required_margin`` — 1e-9 of the value on float64 paths, 1e-4 on float32.
+``course_lib.figures.margins.required_margin`` — 1e-9 of the value on float64 paths, 1e-4 on float32.
 """
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from itertools import accumulate
 import pytest
 import torch
 
-from course_lib import lab_figures, margins
-from course_lib import sampling as S
+from course_lib.figures import margins
+from course_lib.figures.computers import computed_figures
+from course_lib.figures.interface import five_token_logits
+from course_lib.toys import lab as lab_toy
+from course_lib import decoding as S
 from course_lib.figures import load_registry, to_float32
-from course_lib.five_token import figure_values, load_five_token_model
-from course_lib.generate import RuleChoice, generate
-from course_lib.lab_model import LAB_PROMPT_IDS, load_lab_model
-from course_lib.sampling_figures import five_token_logits, random_logit_batch, sampling_figure_values
+from course_lib.toys.five_token import FIVE_TOKEN
+from course_lib.decoding.generate import RuleChoice, generate
+from course_lib.toys.lab import LAB, LAB_PROMPT_IDS
+from course_lib.decoding import random_logit_batch
 
 REGISTRY = load_registry()
 
@@ -32,9 +35,7 @@ REGISTRY = load_registry()
 @pytest.fixture(scope="module")
 def computed():
     """figure id -> {name: value} for every offline figure the toy models and rules compute."""
-    five, lab = load_five_token_model(), load_lab_model()
-    values = {**figure_values(five), **sampling_figure_values(five), **lab_figures.lab_figure_values(lab)}
-    return values
+    return computed_figures()
 
 
 def numbers(value, float32_path=False, path=""):
@@ -130,7 +131,7 @@ def require(label, gap, scale=1.0):
 
 
 def test_five_token_sampling_decisions_are_far_from_flipping():
-    z = five_token_logits(load_five_token_model())
+    z = five_token_logits(FIVE_TOKEN.load())
     probs = S.softmax_with_temperature(z)
     require("greedy / ranking of the five logits", ranking_gap(z))
     for tau in (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 10.0, 0.3):
@@ -144,7 +145,7 @@ def test_five_token_sampling_decisions_are_far_from_flipping():
 
 
 def test_interval_draws_are_far_from_the_edges():
-    probs = S.softmax_with_temperature(five_token_logits(load_five_token_model()))
+    probs = S.softmax_with_temperature(five_token_logits(FIVE_TOKEN.load()))
     rounded = [round(p, 4) for p in probs]
     edges = S.interval_boundaries(rounded)
     for u in (0.50, 0.05, 0.93, 0.95):
@@ -161,32 +162,32 @@ def test_interval_draws_are_far_from_the_edges():
 
 
 def test_the_sampled_generation_loop_is_far_from_flipping():
-    model = load_five_token_model()
-    run = generate(model, [0, 1, 0], 5, choose=RuleChoice(S.SamplingRule(), torch.Generator().manual_seed(0)))
+    model = FIVE_TOKEN.load()
+    run = generate(model, [0, 1, 0], 5, choose=RuleChoice(S.SamplingRule(), torch.Generator().manual_seed(0)), record_logits=True)
     for step in run.steps:
         probs = S.softmax_with_temperature(step.logits)
         require(f"decoding.loop step draw u = {step.u}", edge_gap(S.interval_boundaries(probs), step.u))
 
 
 def test_lab_decisions_are_far_from_flipping():
-    model = load_lab_model()
-    probs = lab_figures.next_token_probs(model)
+    model = LAB.load()
+    probs = lab_toy.next_token_probs(model)
     require("lab greedy / top-k / ranked table", ranking_gap(probs))
     require("lab top-p 0.9 count", top_p_gap(probs, 0.9))
-    warm = S.softmax_with_temperature(lab_figures.last_row_logits(model), 0.7)
+    warm = S.softmax_with_temperature(LAB.last_row_logits(model), 0.7)
     require("lab T = 0.7 top-p 0.9 count", top_p_gap(warm, 0.9))
-    step = S.SamplingRule(temperature=0.7, top_p=0.9).apply(lab_figures.last_row_logits(model))
+    step = S.SamplingRule(temperature=0.7, top_p=0.9).apply(LAB.last_row_logits(model))
     sums = list(accumulate(sorted((step.final[i] for i in step.kept), reverse=True)))
     for u in (0.5, 0.8):
         require(f"lab T = 0.7 draw u = {u}", edge_gap(sums, u))
-    heads = lab_figures.row6_head_weights(model)
+    heads = lab_toy.row6_head_weights(model)
     require("lab head 2's ranking of keys", ranking_gap(heads[1].tolist()))
     require("lab head 1's ranking of keys", ranking_gap(heads[0].tolist()))
-    roof = lab_figures.next_token_probs(model, LAB_PROMPT_IDS + [lab_figures.ROOF])
+    roof = lab_toy.next_token_probs(model, LAB_PROMPT_IDS + [lab_toy.ROOF])
     require("lab after ␣roof: ranking", ranking_gap(roof))
-    period = lab_figures.next_token_probs(model, LAB_PROMPT_IDS + [lab_figures.ROOF, lab_figures.PERIOD])
+    period = lab_toy.next_token_probs(model, LAB_PROMPT_IDS + [lab_toy.ROOF, lab_toy.PERIOD])
     require("lab after '.': ranking", ranking_gap(period))
-    for step in lab_figures.greedy_generation(model).steps:
+    for step in lab_toy.greedy_generation(model, record_logits=True).steps:
         require(f"lab greedy generation step → {step.token_id}", ranking_gap(step.logits))
 
 

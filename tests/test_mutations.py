@@ -1,7 +1,7 @@
 """One digit off anywhere — registry, weight file, a notebook's stored ✓ line — fails, naming the figure.
 
 Every mutation is made on a COPY: ``data/`` is copied to a temporary folder and the course
-pointed at it with ``COURSE_DATA_DIR`` (read once, at import, by ``course_lib.figures``, so the
+pointed at it with ``COURSE_DATA_DIR`` (read by ``course_lib.data``, so the
 checks run in a fresh Python process); notebooks are copied before one digit of their stored
 output is changed. The real files are never touched.
 
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import figures as F
+from course_lib.figures import registry as F
 
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -50,11 +50,12 @@ def run_python(code: str, env: dict) -> subprocess.CompletedProcess:
 
 
 CHECK_TOY_FIGURES = """
-from course_lib.five_token import figure_values
-from course_lib.figures import check_figure, REGISTRY_PATH
-print("registry:", REGISTRY_PATH)
-for figure_id, values in figure_values().items():
-    check_figure(figure_id, **values)
+from course_lib.figures import check_figure, compute, load_registry
+from course_lib.figures.registry import registry_path
+print("registry:", registry_path())
+for figure_id in load_registry():
+    if figure_id.startswith("interface.toy."):
+        check_figure(figure_id, **compute(figure_id))
 """
 
 
@@ -116,12 +117,10 @@ def mutations(expected, decimals):
 
 
 def computed_figures() -> dict:
-    """figure id -> computed values, for the toy, sampling and lab figures (all offline)."""
-    from course_lib.five_token import figure_values
-    from course_lib.lab_figures import lab_figure_values
-    from course_lib.lab_model import load_lab_model
-    from course_lib.sampling_figures import sampling_figure_values
-    return {**figure_values(), **sampling_figure_values(), **lab_figure_values(load_lab_model())}
+    """figure id -> computed values, for every offline figure whose computer needs no argument
+    (the toy, sampling and lab figures among them)."""
+    from course_lib.figures.computers import computed_figures as every_offline_figure
+    return every_offline_figure()
 
 
 @pytest.mark.slow

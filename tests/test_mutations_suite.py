@@ -35,43 +35,43 @@ class Mutant:
 
 
 MUTANTS = [
-    Mutant("case-insensitive contractions", "course_lib/tokenizer.py",
+    Mutant("case-insensitive contractions", "course_lib/tokens/bpe.py",
            """r\"\"\"'s|'t|'re|'ve|'m|'ll|'d|""", """r\"\"\"(?i:'s|'t|'re|'ve|'m|'ll|'d)|""",
            ("tests/test_tokenizer_reference.py",),
            ("test_from_scratch_tokenizer_equals_hugging_face", "test_tiktoken_encoding_equals_hugging_face")),
-    Mutant("no (?!\\S) look-ahead", "course_lib/tokenizer.py", r"""|\s+(?!\S)|\s+""", r"""|\s+""",
+    Mutant("no (?!\\S) look-ahead", "course_lib/tokens/bpe.py", r"""|\s+(?!\S)|\s+""", r"""|\s+""",
            ("tests/test_tokenizer_reference.py",),
            ("test_from_scratch_tokenizer_equals_hugging_face", "test_tiktoken_encoding_equals_hugging_face")),
-    Mutant("streaming decoder holds ED A0", "course_lib/tokenizer.py",
+    Mutant("streaming decoder holds ED A0", "course_lib/tokens/streaming.py",
            "0xED: (0x80, 0x9F)", "0xED: (0x80, 0xBF)", ("tests/test_tokenizer.py",),
            ("test_streaming_decoder_under_random_chunking", "test_streaming_decoder_on_random_invalid_utf8",
             "test_streaming_decoder_releases_a_replacement_as_soon_as_nothing_can_complete_it"),
            select="streaming"),
-    Mutant("lone surrogates not replaced", "course_lib/tokenizer.py",
+    Mutant("lone surrogates not replaced", "course_lib/tokens/bpe.py",
            "        text = replace_lone_surrogates(text)\n", "", ("tests/test_tokenizer.py",),
            ("test_lone_surrogates_are_replaced_as_tiktoken_replaces_them",), select="surrogates"),
-    Mutant("layer_norm_epsilon ignored", "course_lib/model.py",
+    Mutant("layer_norm_epsilon ignored", "course_lib/model/gpt.py",
            "nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps)", "nn.LayerNorm(config.n_embd)",
            ("tests/test_gpt2_reference.py",),
            ("test_config_json_is_read_with_epsilon_and_activation",
             "test_logits_equal_transformers_on_a_batch_filling_the_position_table")),
-    Mutant("no causal mask when several ids are appended to the cache", "course_lib/model.py",
+    Mutant("no causal mask when several ids are appended to the cache", "course_lib/model/gpt.py",
            'masked = scores.masked_fill(future, float("-inf"))',
            'masked = scores.masked_fill(future, float("-inf")) if past == 0 or T == 1 else scores',
            ("tests/test_gpt2_reference.py",),
            ("test_kv_cache_appends_of_several_ids_equal_transformers",
             "test_kv_cache_appends_up_to_the_last_position_row")),
-    Mutant("batched rules rank float32 probabilities", "course_lib/sampling_batched.py",
-           "        probs = _softmax64(z, rule.temperature)            # rule's temperature checked by SamplingRule\n"
+    Mutant("batched rules rank float32 probabilities", "course_lib/decoding/pipeline.py",
+           "        probs = TEMPERATURE.probs_batched(z, rule.temperature)   # float64; τ checked by SamplingRule\n"
            "    return _filter(rule, probs, z, ~torch.isneginf(z))",
-           "        probs = softmax_with_temperature_batched(z, rule.temperature)\n"
+           "        probs = TEMPERATURE.probs_batched(z, rule.temperature).float()\n"
            "    return filter_batched(rule, probs)",
-           ("tests/test_sampling_reference.py",),
+           ("tests/test_decoding_reference.py",),
            ("test_minus_inf_is_never_kept", "test_underflow_cannot_pick_tokens",
             "test_batched_rules_keep_the_per_row_ids")),
-    Mutant("a -inf logit can be kept", "course_lib/sampling.py",
+    Mutant("a -inf logit can be kept", "course_lib/decoding/rules.py",
            "    return ranked_ids(z), allowed\n", "    return ranked_ids(z), None\n",
-           ("tests/test_sampling_reference.py",),
+           ("tests/test_decoding_reference.py",),
            ("test_minus_inf_is_never_kept",)),
 ]
 
@@ -112,7 +112,7 @@ def test_the_copy_imports_its_own_course_lib(tmp_path):
     """The runs below must test the mutated copy, not the installed package."""
     copy = make_copy(tmp_path / "copy")
     env = dict(os.environ, PYTHONPATH=str(copy))
-    out = subprocess.run([sys.executable, "-c", "import course_lib.tokenizer as t; print(t.__file__, t.TOKENIZER_DIR)"],
+    out = subprocess.run([sys.executable, "-c", "import course_lib.tokens.bpe as t; print(t.__file__, t.tokenizer_dir())"],
                          cwd=copy, env={k: v for k, v in env.items() if k != "COURSE_DATA_DIR"},
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -3,7 +3,7 @@
 A float64 printed in full (17 significant digits) shows exactly the last bits that differ
 between CPU kernels; so does the sign of a value that is zero in exact arithmetic ("-0.0000").
 Full-precision numbers in the outputs must be float32 values (the float32 rounding of a float64
-result, the same on every IEEE machine; ``course_lib.margins``).
+result, the same on every IEEE machine; ``course_lib.figures.margins``).
 """
 import json
 import re

@@ -2,18 +2,17 @@
 import pytest
 import torch
 
-from course_lib.five_token import INPUT_IDS, load_five_token_model
-from course_lib.generate import last_row_logits
+from course_lib.toys.five_token import FIVE_TOKEN, INPUT_IDS
 from course_lib.model import GPT, GPTConfig
-from course_lib.panel import PanelSettings, SamplingPanel, describe, panel_view, render_html
-from course_lib import sampling as S
-from course_lib.sampling import SamplingRule, sample_interval
-from course_lib.vocab import FIVE_TOKEN_VOCAB, LAB_VOCAB
+from course_lib.ui.panel import PanelSettings, SamplingPanel, describe, panel_view, render_html
+from course_lib import decoding as S
+from course_lib.decoding import SamplingRule, sample_interval
+from course_lib.tokens.vocab import FIVE_TOKEN_VOCAB, LAB_VOCAB
 
 
 @pytest.fixture(scope="module")
 def five():
-    return load_five_token_model()
+    return FIVE_TOKEN.load()
 
 
 @pytest.fixture
@@ -32,13 +31,13 @@ def test_off_values_switch_filters_off():
                                        (dict(top_p=0.0), "top_p"), (dict(min_p=1.5), "min_p"),
                                        (dict(u=1.0), "u")])
 def test_bad_settings_raise(five, bad, name):
-    logits = last_row_logits(five, INPUT_IDS)
+    logits = FIVE_TOKEN.last_row_logits(five, INPUT_IDS)
     with pytest.raises(ValueError, match=f"^{name}"):
         panel_view(logits, PanelSettings(**bad))
 
 
 def test_view_is_the_rule_and_the_interval_draw(five):
-    logits = last_row_logits(five, INPUT_IDS)
+    logits = FIVE_TOKEN.last_row_logits(five, INPUT_IDS)
     for settings in [PanelSettings(), PanelSettings(top_k=2, u=0.1), PanelSettings(temperature=0.5, top_p=0.9, u=0.95),
                      PanelSettings(min_p=0.05, u=0.99), PanelSettings(greedy=True, u=0.0)]:
         view = panel_view(logits, settings)
@@ -56,7 +55,7 @@ def test_view_is_the_rule_and_the_interval_draw(five):
 
 
 def test_ranked_strip_order_walks_the_most_likely_first(five):
-    logits = last_row_logits(five, INPUT_IDS)
+    logits = FIVE_TOKEN.last_row_logits(five, INPUT_IDS)
     by_id = panel_view(logits, PanelSettings(u=0.1))
     ranked = panel_view(logits, PanelSettings(u=0.1, order="ranked"))
     assert by_id.chosen == 0                                 # a's interval [0, 0.2203) comes first
@@ -90,7 +89,7 @@ def test_append_runs_the_model_one_more_step(panel, five):
     chosen = panel.view.chosen
     panel.append_button.click()
     assert panel.ids == INPUT_IDS + [chosen]
-    assert panel.logits == last_row_logits(five, panel.ids).tolist()
+    assert panel.logits == FIVE_TOKEN.last_row_logits(five, panel.ids).tolist()
     assert f"ids {panel.ids}" in panel.context.value
     while not panel.stopped:
         panel.append()

@@ -4,7 +4,7 @@ import pytest
 
 from course_lib.figures import expected
 from course_lib.gpt2 import GPT2_SMALL_CONFIG
-from course_lib.tokenizer import gpt2_encoding
+from course_lib.tokens.bpe import gpt2_encoding
 
 
 def test_vocabulary_size_comes_from_the_tokenizer_files():

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from course_lib import tokenizer as T
+from course_lib.data import ChecksumError, MissingFileError
+from course_lib.tokens import bpe as T
+from course_lib.tokens.streaming import StreamingDecoder
 from course_lib.figures import check_figure
-from course_lib.vocab import LAB_VOCAB
+from course_lib.tokens.vocab import LAB_VOCAB
 from tokenizer_corpus import corpus as reference_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,7 +40,7 @@ POOL = (list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 def corpus():
     """Fixed tricky strings, lines of the course's own prose and code, and generated strings."""
     texts = list(FIXED)
-    for path in sorted(ROOT.glob("course_lib/*.py")) + [ROOT / "data" / "figures.json"]:
+    for path in sorted(ROOT.glob("course_lib/**/*.py")) + [ROOT / "data" / "figures.json"]:
         texts.extend(path.read_text(encoding="utf-8").splitlines()[:400])
     rng = random.Random(2024)
     for _ in range(3000):
@@ -125,7 +127,7 @@ def test_figure_lab_detok():
 
 def test_figure_partial_utf8(tok):
     first, second = [tok.encoder[T.bytes_to_chars(bytes([b]))] for b in "ã".encode("utf-8")]
-    decoder = T.StreamingDecoder()
+    decoder = StreamingDecoder()
     shown = [decoder.push(first), decoder.push(second)]
     check_figure("lab.partial_utf8", utf8=list("ã".encode("utf-8")),
                  shown_after_first_byte=shown[0], shown_after_second_byte=shown[1])
@@ -134,7 +136,7 @@ def test_figure_partial_utf8(tok):
 def test_streaming_decoder_matches_full_decode_token_by_token(tok):
     for text in corpus()[:1500]:
         ids = tok.encode(text, allowed_special="all")
-        decoder = T.StreamingDecoder()
+        decoder = StreamingDecoder()
         for n, token_id in enumerate(ids, start=1):
             decoder.push(token_id)
             # what is shown plus what is held back is exactly the bytes so far
@@ -146,7 +148,7 @@ def test_streaming_decoder_matches_full_decode_token_by_token(tok):
 
 
 def test_streaming_decoder_flushes_an_unfinished_character():
-    decoder = T.StreamingDecoder()
+    decoder = StreamingDecoder()
     assert decoder.push(19526) == ""          # first bytes of 你
     assert decoder.flush() == "\ufffd"
 
@@ -169,15 +171,15 @@ def test_no_socket_is_opened(monkeypatch):
 @pytest.mark.parametrize("name", ["encoder.json", "vocab.bpe"])
 def test_corrupted_or_missing_file_says_which_and_what_to_do(tmp_path, name):
     for file in T.FILE_HASHES:
-        shutil.copy(T.TOKENIZER_DIR / file, tmp_path / file)
+        shutil.copy(T.tokenizer_dir() / file, tmp_path / file)
     target = tmp_path / name
     data = bytearray(target.read_bytes())
     data[100] ^= 1
     target.write_bytes(bytes(data))
-    with pytest.raises(T.TokenizerFileError, match=rf"{name} is corrupted.*git checkout"):
+    with pytest.raises(ChecksumError, match=rf"{name} is corrupted.*git checkout"):
         T.BPETokenizer(tmp_path)
     target.unlink()
-    with pytest.raises(T.TokenizerFileError, match=rf"{name} is missing"):
+    with pytest.raises(MissingFileError, match=rf"{name} is missing"):
         T.BPETokenizer(tmp_path)
 
 
@@ -215,7 +217,7 @@ def held_tail(data: bytes) -> bytes:
 def check_stream(chunks, decoder=None):
     """Push ``chunks`` (bytes per id) one by one; after every id, what is shown must be the full
     decode of everything but the held bytes, and only completable bytes may be held."""
-    decoder = decoder or T.StreamingDecoder(token_bytes=chunks.__getitem__)
+    decoder = decoder or StreamingDecoder(token_bytes=chunks.__getitem__)
     data = b""
     for i, chunk in enumerate(chunks):
         shown_before = decoder.text
@@ -248,7 +250,7 @@ def test_streaming_decoder_on_random_invalid_utf8(tok):
     for _ in range(400):
         ids = [rng.choice(high) if rng.random() < 0.7 else rng.choice(byte_ids[:0x80] + [rng.randrange(50256)])
                for _ in range(rng.randint(1, 12))]
-        decoder = T.StreamingDecoder()
+        decoder = StreamingDecoder()
         text = check_stream([tok.token_bytes(i) for i in ids])
         for i in ids:
             decoder.push(i)
@@ -266,7 +268,7 @@ def test_streaming_decoder_on_random_invalid_utf8(tok):
     ([b"\x80", b"\xbf"], ["\ufffd", "\ufffd"]),                 # a continuation byte alone
 ])
 def test_streaming_decoder_releases_a_replacement_as_soon_as_nothing_can_complete_it(chunks, shown):
-    decoder = T.StreamingDecoder(token_bytes=chunks.__getitem__)
+    decoder = StreamingDecoder(token_bytes=chunks.__getitem__)
     assert [decoder.push(i) for i in range(len(chunks))] == shown
     assert decoder.flush() == ""
 

@@ -16,7 +16,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")      # transformers must never reach the network here
 import transformers  # noqa: E402  test dependency (pinned in pyproject's "test" extra)
 
-from course_lib import tokenizer as T  # noqa: E402
+from course_lib.tokens import bpe as T  # noqa: E402
 from tokenizer_corpus import WHITESPACE, corpus, fixed_texts, random_texts  # noqa: E402
 
 # The two planted bugs of issue 10, as edits of GPT-2's pattern string.
@@ -36,8 +36,8 @@ def hf(tmp_path_factory):
     below would catch the empty one.)
     """
     folder = tmp_path_factory.mktemp("hf_gpt2_tokenizer")
-    shutil.copy(T.TOKENIZER_DIR / "encoder.json", folder / "vocab.json")
-    shutil.copy(T.TOKENIZER_DIR / "vocab.bpe", folder / "merges.txt")
+    shutil.copy(T.tokenizer_dir() / "encoder.json", folder / "vocab.json")
+    shutil.copy(T.tokenizer_dir() / "vocab.bpe", folder / "merges.txt")
     tokenizer = transformers.GPT2TokenizerFast.from_pretrained(folder)
     assert len(tokenizer) == tokenizer.vocab_size == T.N_VOCAB == 50257
     assert tokenizer.convert_tokens_to_ids(T.ENDOFTEXT) == T.ENDOFTEXT_ID

@@ -1,0 +1,95 @@
+"""The one place that finds ``data/`` and reads its files, and the errors every reader shares.
+
+Used by every layer that reads a shipped file: ``tokens.bpe`` (GPT-2's tokenizer files,
+notebook 01), ``toys.weights`` (the toy models' weight files, notebooks 02–07),
+``figures.registry`` (``data/figures.json``, every notebook's closing cell) and ``gpt2.loader``
+(GPT-2's checkpoint, notebooks 05 and 07).
+
+Where ``data/`` is: ``$COURSE_DATA_DIR`` when set; otherwise the nearest folder, walking up
+from this package, that holds ``data/figures.json`` (the checkout this package belongs to).
+When neither exists the error says so; the package never guesses a path that is not there.
+
+One error type per kind of failure, whatever the file:
+
+* :class:`MissingFileError` — a file the course needs is not there (a ``FileNotFoundError``);
+* :class:`ChecksumError` — a file is there but is not the one the course ships or expects;
+* :class:`DamagedFileError` — a file is there but cannot be read as what it should be;
+* :class:`UnknownNameError` — a name (figure id, value name, piece, computer) that does not exist.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+DATA_ENV = "COURSE_DATA_DIR"
+MARKER = Path("data") / "figures.json"        # the file that says "this is the course's data/"
+
+
+class MissingFileError(FileNotFoundError):
+    """A file the course needs is missing; the message says which and how to get it back."""
+
+
+class ChecksumError(ValueError):
+    """A file's SHA-256 is not the one the course expects (corrupted, or another file)."""
+
+
+class DamagedFileError(ValueError):
+    """A file is there but cannot be read as what it should be (truncated, wrong format, wrong config)."""
+
+
+class UnknownNameError(KeyError):
+    """A name that does not exist: a figure id, a value of a figure, a piece of a vocabulary."""
+
+    def __str__(self) -> str:                 # the message, not KeyError's quoted repr
+        return str(self.args[0]) if self.args else ""
+
+
+@lru_cache(maxsize=None)
+def _find_data_dir(env_value: str | None) -> Path:
+    if env_value:
+        return Path(env_value)
+    here = Path(__file__).resolve().parent
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_file():
+            return folder / "data"
+    raise MissingFileError(
+        f"cannot find the course's data/ folder: no folder above {here} holds {MARKER}. "
+        f"Run from a checkout of the course, or set {DATA_ENV} to the folder that holds figures.json.")
+
+
+def data_dir() -> Path:
+    """The course's ``data/`` folder ($COURSE_DATA_DIR, else found above this package)."""
+    return _find_data_dir(os.environ.get(DATA_ENV) or None)
+
+
+def data_path(*parts: str) -> Path:
+    """A path inside ``data/``: ``data_path("gpt2_tokenizer", "vocab.bpe")``."""
+    return data_dir().joinpath(*parts)
+
+
+def read_bytes(path: Path, what: str, fix: str = "") -> bytes:
+    """A file's bytes; a :class:`MissingFileError` that names ``what`` (and says ``fix``) if it
+    is not there."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise MissingFileError(
+            f"{what} is missing ({path}); it ships with the course in data/ (restore it with "
+            f"git checkout -- data/, or set {DATA_ENV} if you moved data/). {fix}".rstrip()) from None
+
+
+def read_json(path: Path, what: str) -> dict:
+    """A JSON file the course ships in data/; a clear error names ``what`` is missing."""
+    return json.loads(read_bytes(path, what).decode("utf-8"))
+
+
+def sha256_of(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
+    """The SHA-256 of a file, read in chunks (GPT-2's checkpoint is 548 MB)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,114 @@
+"""Input checks for the sampling rules: each names the argument it rejects.
+
+Taught with notebook 07 (sampling); used by every module of ``course_lib.decoding``, per row
+and batched. Every function returns the cleaned value or raises ``ValueError`` whose message
+starts with the argument's name, so a learner who passes ``top_p=1.5`` reads "top_p must be in
+(0, 1]".
+"""
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+import torch
+
+
+def as_float_list(values, name: str = "logits") -> list[float]:
+    """A row (list, tuple or 1-D tensor/array) as a list of Python floats; rejects empty rows."""
+    if hasattr(values, "detach"):                     # torch.Tensor
+        values = values.detach().cpu()
+        if values.dim() != 1:
+            raise ValueError(f"{name} must be one row (1-D), got shape {tuple(values.shape)}")
+        values = values.tolist()
+    elif hasattr(values, "tolist"):                   # numpy array
+        values = values.tolist()
+    values = list(map(float, values))
+    if not values:
+        raise ValueError(f"{name} is empty: give at least one value")
+    return values
+
+
+def check_logits(logits, name: str = "logits") -> list[float]:
+    """Logits as floats. Rule: non-empty, no NaN, no +inf, and at least one finite value
+    (−inf is allowed: it is how a filter says "probability 0")."""
+    z = as_float_list(logits, name)
+    if all(map(math.isfinite, z)):                    # the usual case, checked at C speed
+        return z
+    if any(map(math.isnan, z)):
+        raise ValueError(f"{name} contains NaN")
+    if math.inf in z:
+        raise ValueError(f"{name} contains +inf")
+    if max(z) == -math.inf:
+        raise ValueError(f"{name} are all -inf: no token could be chosen")
+    return z
+
+
+def check_probs(probs, name: str = "probs", tol: float = 1e-5) -> list[float]:
+    """Probabilities as floats. Rule: non-empty, finite, each ≥ 0, sum within ``tol`` of 1."""
+    p = as_float_list(probs, name)
+    if not all(map(math.isfinite, p)):
+        raise ValueError(f"{name} contains NaN or inf")
+    if min(p) < 0:
+        raise ValueError(f"{name} contains a negative value")
+    total = math.fsum(p)
+    if abs(total - 1.0) > tol:
+        raise ValueError(f"{name} must sum to 1 (within {tol:g}), they sum to {total!r}")
+    return p
+
+
+def check_temperature(temperature) -> float:
+    """τ must be a finite real number > 0 (greedy is a separate rule, never τ = 0)."""
+    if isinstance(temperature, bool) or not isinstance(temperature, Real):
+        raise ValueError(f"temperature must be a number, got {temperature!r}")
+    t = float(temperature)
+    if not math.isfinite(t) or t <= 0:
+        raise ValueError(f"temperature must be finite and > 0, got {temperature!r} "
+                         f"(for greedy decoding use greedy_id, not temperature 0)")
+    return t
+
+
+def check_top_k(top_k) -> int:
+    """k must be an integer ≥ 1 (k larger than the vocabulary keeps every id)."""
+    if isinstance(top_k, bool) or not isinstance(top_k, Integral):
+        raise ValueError(f"top_k must be an integer, got {top_k!r}")
+    if top_k < 1:
+        raise ValueError(f"top_k must be ≥ 1, got {top_k}")
+    return int(top_k)
+
+
+def check_top_p(top_p) -> float:
+    """p must be a real number in (0, 1]."""
+    if isinstance(top_p, bool) or not isinstance(top_p, Real) or not 0 < float(top_p) <= 1:
+        raise ValueError(f"top_p must be in (0, 1], got {top_p!r}")
+    return float(top_p)
+
+
+def check_min_p(min_p) -> float:
+    """The min-p fraction must be a real number in [0, 1]."""
+    if isinstance(min_p, bool) or not isinstance(min_p, Real) or not 0 <= float(min_p) <= 1:
+        raise ValueError(f"min_p must be in [0, 1], got {min_p!r}")
+    return float(min_p)
+
+
+def check_u(u) -> float:
+    """The uniform number of a draw must be in [0, 1)."""
+    if isinstance(u, bool) or not isinstance(u, Real) or not 0 <= float(u) < 1:
+        raise ValueError(f"u must be in [0, 1), got {u!r}")
+    return float(u)
+
+
+def check_rows(x: torch.Tensor, name: str = "logits") -> torch.Tensor:
+    """Rule of :func:`check_logits` for every row of a [B, V] float tensor."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise ValueError(f"{name} must be a float tensor")
+    if x.dim() != 2:
+        raise ValueError(f"{name} must have shape [B, V], got {tuple(x.shape)}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
+    if torch.isnan(x).any():
+        raise ValueError(f"{name} contains NaN")
+    if torch.isposinf(x).any():
+        raise ValueError(f"{name} contains +inf")
+    if torch.isneginf(x).all(dim=-1).any():
+        raise ValueError(f"{name} has a row that is all -inf: no token could be chosen")
+    return x

@@ -1,0 +1,140 @@
+"""One decoding setting, applied in a fixed order: ``SamplingRule`` → kept ids → the draw.
+
+Taught in notebook 07 (sampling: "the whole pipeline"; the panel and the generation loop use
+it). The order — temperature → top-k → top-p → min-p → renormalise → draw — is the one of
+``rules.FILTERS``; :meth:`SamplingRule.filter` (one row, readable) and :func:`filter_batched`
+([B, V], vectorised) both iterate it and keep the same ids for every row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import torch
+
+from .checks import as_float_list, check_logits, check_rows
+from .draw import sample_interval
+from .probs import greedy_id, renormalize, renormalize_batched
+from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking
+
+# The fields every repr shows, in this order; a field added later is shown only when set, so
+# the notebooks' printed rules do not change.
+_REPR_FIELDS = ("temperature", "top_k", "top_p", "min_p", "greedy")
+
+
+@dataclass(frozen=True, repr=False)
+class SamplingRule:
+    """One decoding setting, applied in a fixed, documented order.
+
+    Order (the one Hugging Face ``transformers`` uses for its logits warpers):
+    temperature → top-k → top-p → min-p → renormalise → draw. Each filter reads the
+    distribution the previous stage left (renormalised over the ids still kept), so changing
+    the temperature can change how many ids top-p needs. Other engines order differently
+    (llama.cpp's default chain applies temperature *after* its filters), which can keep a
+    different set for the same numbers. ``None`` switches a filter off; ``greedy=True``
+    replaces everything by the argmax (no temperature, no division by zero). The rules
+    themselves, and how they differ from transformers', are in ``course_lib.decoding.rules``.
+
+    :meth:`apply` ranks by the logits, never by rounded probabilities, and never keeps an id
+    whose logit is −inf (so top-k with k above the number of finite logits keeps the finite
+    ones); :func:`apply_batched` keeps the same ids for every row.
+    """
+
+    temperature: float = 1.0
+    top_k: int | None = None
+    top_p: float | None = None
+    min_p: float | None = None
+    greedy: bool = False
+
+    def __post_init__(self):
+        for rule in (TEMPERATURE, *FILTERS):
+            if getattr(self, rule.field) is not None:
+                rule.check(getattr(self, rule.field))
+
+    def __repr__(self) -> str:
+        shown = [f"{name}={getattr(self, name)!r}" for name in _REPR_FIELDS]
+        shown += [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                  if f.name not in _REPR_FIELDS and getattr(self, f.name) is not None]
+        return f"SamplingRule({', '.join(shown)})"
+
+    def stages(self):
+        """(rule, value) for every filter this setting switches on, in order."""
+        if self.greedy:
+            return [(TOP_K, 1)]
+        return [(rule, getattr(self, rule.field)) for rule in FILTERS if getattr(self, rule.field) is not None]
+
+    def probabilities(self, logits) -> list[float]:
+        """Stage 1: softmax at this temperature, or a one-hot row at the argmax if greedy."""
+        if self.greedy:
+            z = check_logits(logits)
+            best = greedy_id(z)
+            return [1.0 if i == best else 0.0 for i in range(len(z))]
+        return TEMPERATURE.probs(logits, self.temperature)
+
+    def filter(self, probs, logits=None) -> tuple[list[int], list[float]]:
+        """Stages 2–5 on a row of probabilities: returns ``(kept ids in ranked order,
+        renormalised row in id order)``. With ``logits`` (those ``probs`` came from) every
+        stage ranks by logit and an id whose logit is −inf is never kept."""
+        current = as_float_list(probs, "probs")
+        order, allowed = _ranking(current, logits)        # one ranking for every stage
+        kept = set(range(len(current))) if allowed is None else set(allowed)
+        for rule, value in self.stages():
+            kept &= set(rule.ids(current, value, order, allowed))    # a filter only ever removes ids
+            current = renormalize(current, kept)
+        return [i for i in order if i in kept], current
+
+    def apply(self, logits) -> "SamplingStep":
+        """Every stage on one row of logits, kept for display (ranked by the logits)."""
+        z = check_logits(logits)
+        probs = self.probabilities(z)
+        kept, final = self.filter(probs, logits=z)
+        return SamplingStep(probs=probs, kept=kept, final=final)
+
+    def choose(self, logits, u: float) -> int:
+        """The id this rule picks for the uniform number u."""
+        return sample_interval(self.apply(logits).final, u)
+
+
+@dataclass
+class SamplingStep:
+    """What one application of a :class:`SamplingRule` produced (for tables and plots)."""
+
+    probs: list[float]      # after temperature, id order
+    kept: list[int]         # ids still in the draw, ranked
+    final: list[float]      # renormalised over ``kept``, id order, others 0
+
+    def pick(self, u: float) -> int:
+        return sample_interval(self.final, u)
+
+
+# --------------------------------------------------------------------------- a batch [B, V]
+
+
+def filter_batched(rule: SamplingRule, probs: torch.Tensor,
+                   logits: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """``SamplingRule.filter`` for a batch: ``(keep-mask [B, V], renormalised float64 [B, V])``.
+    With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
+    never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
+    current = check_rows(probs, "probs").double()
+    return _filter(rule, current, *_key_and_allowed(current, logits))   # inputs checked once
+
+
+def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed):
+    mask = torch.ones_like(current, dtype=torch.bool) if allowed is None else allowed.clone()
+    for stage, value in rule.stages():
+        mask &= stage.mask(current, value, key, allowed)
+        current = renormalize_batched(current, mask)
+    return mask, current
+
+
+def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``SamplingRule.apply`` for a batch of logits [B, V]: float64 softmax at the rule's
+    temperature (or a greedy one-hot), then the filters ranking by the logits. Keeps, row for
+    row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32 softmax would
+    underflow."""
+    z = check_rows(logits)
+    if rule.greedy:
+        best = torch.argmax(z, dim=-1)
+        probs = torch.nn.functional.one_hot(best, z.shape[-1]).double()
+    else:
+        probs = TEMPERATURE.probs_batched(z, rule.temperature)   # float64; τ checked by SamplingRule
+    return _filter(rule, probs, z, ~torch.isneginf(z))

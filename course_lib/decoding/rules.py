@@ -1,0 +1,234 @@
+"""The sampling rules, one object each: temperature, top-k, top-p, min-p.
+
+Taught in notebook 07 (sampling). Each rule is ONE class holding everything about it:
+
+* ``field``  — its name, the :class:`~course_lib.decoding.pipeline.SamplingRule` field that sets it;
+* ``check``  — its argument check (``ValueError`` naming the argument);
+* ``ids``    — the readable *teaching* version on one row (a list of floats): which ids it keeps;
+* ``mask``   — the same rule over a [B, V] batch, vectorised: a boolean keep-mask.
+
+:data:`FILTERS` lists the filters in the order they run, after :data:`TEMPERATURE`:
+temperature → top-k → top-p → min-p (the order Hugging Face ``transformers`` applies its
+logits warpers). Both pipelines (``SamplingRule.filter`` per row and ``filter_batched``) iterate
+it, so the order is written here once. Adding a rule is one class, one entry in :data:`FILTERS`
+and its field on ``SamplingRule``.
+
+Conventions every rule follows:
+
+* An id is a position in the row: the probability of token ``i`` is ``probs[i]``.
+* A *kept set* is a list of ids in ranked order (highest first, ties broken by the smaller id),
+  the order a learner reads a top-k or top-p table in.
+* Given the logits (``logits=``, and always in ``SamplingRule``), the ranking uses the
+  *logits*, and an id whose logit is −inf is never kept. Probabilities can round or underflow
+  to equal values (a leader 120 nats ahead leaves the others at ~1e-52 in float64 but exactly 0
+  in float32); logits keep their order, so rounding can never decide which ids a filter keeps.
+
+Compared with ``transformers``' logits processors (``TemperatureLogitsWarper``,
+``TopKLogitsWarper``, ``TopPLogitsWarper``, ``MinPLogitsWarper``): the kept sets are the same,
+except for these deliberate differences, each pinned by a minimal example in
+tests/test_decoding_reference.py:
+
+1. **Top-k ties.** :class:`TopK` keeps exactly k ids (ties at the k-th value broken by the
+   smaller id); transformers (like nanoGPT, ``variants.top_k_strict_cut``) keeps every id tied
+   with the k-th value. Logits [2, 1, 1], k = 2: we keep [0, 1], transformers keeps [0, 1, 2].
+2. **Tie order in top-p.** Among ids tied where the running sum crosses p, we keep the smaller
+   ids; transformers sorts *ascending* and removes from the bottom, so it keeps the larger ones.
+   Four equal logits, p = 0.5: we keep [0, 1], transformers keeps [2, 3] (as many ids).
+3. **GPT-2's legacy top-p** (``variants.gpt2_legacy_top_p_ids``) keeps one id fewer than the
+   paper's rule, which is the one transformers implements: probabilities [0.5, 0.25, 0.15,
+   0.1], p = 0.8: legacy keeps 2 ids, we (:func:`top_p_ids`) and transformers keep 3.
+4. **Precision, and top-p at p = 1.** transformers computes in the logits' dtype (float32 for
+   a model's output); we compute probabilities in float64, so a running sum within rounding of
+   p can end top-p one id apart. At p = 1 transformers keeps every id with a nonzero
+   probability, while we stop as soon as the running sum reaches 1.0. Logits [0, −100], p = 1:
+   we keep [0] (1 + e⁻¹⁰⁰ rounds to 1), transformers keeps [0, 1].
+5. **−inf.** transformers leaves a removed id in the row at −inf; here it is simply not in the
+   kept set. Top-k with k above the number of finite logits keeps the finite ones in both.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .checks import as_float_list, check_logits, check_min_p, check_rows, check_temperature, check_top_k, check_top_p
+from .probs import ranked_ids, softmax64, softmax_with_temperature
+
+# --------------------------------------------------------------------------- rankings
+
+
+def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
+    """The order filters walk (by logits when given, else by probabilities; ties by id) and
+    the ids allowed at all (finite logits; None: every id)."""
+    if logits is None:
+        return ranked_ids(probs), None
+    z = check_logits(logits)
+    if len(z) != len(probs):
+        raise ValueError(f"logits has {len(z)} values but probs has {len(probs)}")
+    allowed = {i for i, v in enumerate(z) if v != -math.inf} if -math.inf in z else set(range(len(z)))
+    return ranked_ids(z), allowed
+
+
+def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
+    """Batched: what to rank by (the logits when given, else the probabilities) and which ids
+    may be kept at all (finite logits; None: every id)."""
+    if logits is None:
+        return probs, None
+    check_rows(logits)
+    if logits.shape != probs.shape:
+        raise ValueError(f"logits has shape {tuple(logits.shape)} but probs has {tuple(probs.shape)}")
+    return logits, ~torch.isneginf(logits)
+
+
+def _only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
+    return mask if allowed is None else mask & allowed
+
+
+def top_n_mask(probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """The first n[b] ids of each row's ranking (ties by smaller id), without a full sort:
+    keep everything above the n-th value, then the smallest ids equal to it until n are kept.
+    ``n``: [B, 1] integers in 1..V. ``probs`` may be any scores (logits rank the same way)."""
+    kth = torch.topk(probs, int(n.max()), dim=-1).values.gather(-1, n - 1)   # [B, 1] n-th value
+    above = probs > kth                                           # all of these are kept
+    room = n - above.sum(dim=-1, keepdim=True)                    # places left for ties
+    tied = probs == kth
+    return above | (tied & (torch.cumsum(tied.int(), dim=-1) <= room))
+
+
+# --------------------------------------------------------------------------- the rules
+
+
+class Temperature:
+    """τ: divide the logits by τ before the softmax (τ < 1 sharpens, τ > 1 flattens)."""
+
+    field = "temperature"
+    check = staticmethod(check_temperature)
+
+    def probs(self, logits, t: float) -> list[float]:
+        """One row: softmax(z / τ) in float64, as a list (``probs.softmax_with_temperature``)."""
+        return softmax_with_temperature(logits, t)
+
+    def probs_batched(self, z: torch.Tensor, t: float) -> torch.Tensor:
+        """[B, V] checked logits -> float64 [B, V], the per-row values up to ``exp``'s last bit."""
+        return softmax64(z, t)
+
+
+class TopK:
+    """Top-k: exactly the k highest-ranked ids (ties by smaller id); k above V keeps every id."""
+
+    field = "top_k"
+    check = staticmethod(check_top_k)
+
+    def ids(self, q: list[float], k: int, order: list[int], allowed) -> list[int]:
+        return [i for i in order[:k] if allowed is None or i in allowed]
+
+    def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
+        k = min(k, probs.shape[-1])
+        return _only_allowed(top_n_mask(key, torch.full((probs.shape[0], 1), k)), allowed)
+
+
+class TopP:
+    """Nucleus sampling (Holtzman et al. 2020, §3.1): walk the ranking, adding each id and its
+    probability to a running sum; stop as soon as the sum is ≥ p. The id that crosses p is
+    kept; if rounding keeps the sum below p, every id is kept."""
+
+    field = "top_p"
+    check = staticmethod(check_top_p)
+
+    def ids(self, q: list[float], p: float, order: list[int], allowed) -> list[int]:
+        kept, mass = [], 0.0
+        for token_id in order:
+            kept.append(token_id)
+            mass += q[token_id]
+            if mass >= p:
+                break
+        return [i for i in kept if allowed is None or i in allowed]
+
+    def mask(self, probs: torch.Tensor, p: float, key: torch.Tensor, allowed) -> torch.Tensor:
+        """A ranked place is kept while the sum *before* it is < p. How many places that is
+        depends only on the sorted values, so it is found from ``torch.topk`` prefixes (1,024
+        values, then 8× more until every row reaches p) rather than a full sort; ``top_n_mask``
+        then picks that many ids by ``key`` with the tie-break by id."""
+        V = probs.shape[-1]
+        width = min(V, 1024)
+        while True:
+            values = torch.topk(probs, width, dim=-1).values           # [B, width], sorted
+            cum = torch.cumsum(values.double(), dim=-1)                # left to right, float64
+            if width == V or bool((cum[:, -1] >= p).all()):
+                break
+            width = min(V, width * 8)
+        before = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
+        n = (before < p).sum(dim=-1, keepdim=True)                     # [B, 1] places kept, ≥ 1
+        return _only_allowed(top_n_mask(key, n), allowed)
+
+
+class MinP:
+    """Min-p: keep every id whose probability is ≥ min_p × (the largest probability).
+    The bar rises with the model's confidence. min_p = 0 keeps all, 1 keeps the tied top."""
+
+    field = "min_p"
+    check = staticmethod(check_min_p)
+
+    def ids(self, q: list[float], m: float, order: list[int], allowed) -> list[int]:
+        bar = m * max(q)
+        return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
+
+    def mask(self, probs: torch.Tensor, m: float, key: torch.Tensor, allowed) -> torch.Tensor:
+        q = probs.double()                                             # compared in float64
+        return _only_allowed(q >= m * q.max(dim=-1, keepdim=True).values, allowed)
+
+
+TEMPERATURE, TOP_K, TOP_P, MIN_P = Temperature(), TopK(), TopP(), MinP()
+FILTERS = (TOP_K, TOP_P, MIN_P)        # the order they run in, after the temperature
+
+
+# --------------------------------------------------------------------------- one rule alone
+
+
+def keep_ids(rule, probs, value, logits=None) -> list[int]:
+    """Which ids ``rule`` keeps on one row (its check, then its per-row ``ids``), ranked."""
+    value = rule.check(value)
+    q = as_float_list(probs, "probs")
+    return rule.ids(q, value, *_ranking(q, logits))
+
+
+def keep_mask(rule, probs: torch.Tensor, value, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """Which ids ``rule`` keeps in each row of [B, V] ``probs`` (its check, then its ``mask``)."""
+    value = rule.check(value)
+    return rule.mask(check_rows(probs, "probs"), value, *_key_and_allowed(probs, logits))
+
+
+def top_k_ids(probs, top_k: int, logits=None) -> list[int]:
+    """Exactly k ids: the first k of ``ranked_ids`` (ties broken by smaller id). With
+    ``logits`` (the ones ``probs`` came from): the first k by logit, never one at −inf."""
+    return keep_ids(TOP_K, probs, top_k, logits)
+
+
+def top_p_ids(probs, top_p: float, logits=None) -> list[int]:
+    """Nucleus sampling (:class:`TopP`) on one row. With ``logits``: the walk goes in logit
+    order, and an id whose logit is −inf is never kept."""
+    return keep_ids(TOP_P, probs, top_p, logits)
+
+
+def min_p_ids(probs, min_p: float, logits=None) -> list[int]:
+    """Min-p (:class:`MinP`) on one row. With ``logits``: listed in logit order, and an id whose
+    logit is −inf is never kept."""
+    return keep_ids(MIN_P, probs, min_p, logits)
+
+
+def top_k_mask(probs: torch.Tensor, top_k: int, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """[B, V] keep-mask of :class:`TopK` (the ids ``top_k_ids`` keeps, row by row)."""
+    return keep_mask(TOP_K, probs, top_k, logits)
+
+
+def top_p_mask(probs: torch.Tensor, top_p: float, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """[B, V] keep-mask of :class:`TopP`. With ``logits`` (those ``probs`` came from) it picks
+    the ids by logit (softmax never reverses an order, so the count is the same) and never
+    keeps a −inf logit."""
+    return keep_mask(TOP_P, probs, top_p, logits)
+
+
+def min_p_mask(probs: torch.Tensor, min_p: float, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """[B, V] keep-mask of :class:`MinP`, compared in float64. With ``logits``: never an id whose
+    logit is −inf (min_p = 0 keeps the finite ones)."""
+    return keep_mask(MIN_P, probs, min_p, logits)

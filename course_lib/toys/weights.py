@@ -1,0 +1,120 @@
+"""Reading and writing the hand-set toy models' weight files (data/*_model.json).
+
+Used by ``toys.spec.ToyModel`` (loading, notebooks 02–07) and by the two derivations
+(``toys.derive_five_token``, ``toys.derive_lab``: writing). A weight file holds ``config`` (the
+GPTConfig it was written for), ``notes`` (which entries are hand-set and which were solved)
+and ``tables`` (parameter name -> nested lists, one matrix row per line).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import torch
+
+from ..data import DamagedFileError, read_json
+from ..model import GPT, GPTConfig
+
+
+def read_weight_file(path: Path, what: str) -> dict:
+    """The weight file as a dict; ``what`` names the model in the error if it is missing."""
+    return read_json(path, f"the weight file of the {what}")
+
+
+def config_summary(config: GPTConfig) -> dict:
+    """The config as a plain dict (stored in the weight file so a mismatch is caught)."""
+    return dict(vars(config))
+
+
+# The toy models compute in float64 and show float32 values (see ``course_lib.figures.margins`` and
+# notebook 06): float64 rounded to float32 is the same on every IEEE CPU, while float32
+# kernels differ in the last bits between x86 SIMD widths, ARM NEON/SVE and Apple's kernels.
+TOY_DTYPE = torch.float64
+
+
+def model_from_tables(config: GPTConfig, tables: dict, what: str = "model") -> GPT:
+    """A float64 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists).
+
+    Each decimal of the file is read as the nearest float64, as Python's ``float`` does.
+    """
+    model = GPT(config).to(TOY_DTYPE)
+    expected_names = set(model.state_dict())
+    if set(tables) != expected_names:
+        missing = sorted(expected_names - set(tables))
+        extra = sorted(set(tables) - expected_names)
+        raise DamagedFileError(f"weight tables do not fit the {what}: missing {missing}, unexpected {extra}")
+    state = {name: torch.tensor(rows, dtype=TOY_DTYPE) for name, rows in tables.items()}
+    model.load_state_dict(state)     # also checks every table's shape
+    return model.eval()
+
+
+def load_model_file(config: GPTConfig, path: Path, what: str) -> GPT:
+    """Read a weight file, check it was written for ``config``, and build the model."""
+    weights = read_weight_file(path, what)
+    if weights["config"] != config_summary(config):
+        raise DamagedFileError(f"{path} was written for another config: {weights['config']}")
+    return model_from_tables(config, weights["tables"], what)
+
+
+def format_number(x, decimals: int | None = None) -> str:
+    """A weight as the file writes it: round numbers stay round (1, -0.5), others in full
+    (``repr``), or with exactly ``decimals`` decimals when given."""
+    x = float(x)
+    if decimals is not None:
+        return f"{x:.{decimals}f}"
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def format_table(value, indent: str, decimals: int | None = None) -> str:
+    """A vector on one line, a matrix with one row per line."""
+    if value and isinstance(value[0], list):
+        rows = [indent + "  [" + ", ".join(format_number(x, decimals) for x in row) + "]" for row in value]
+        return "[\n" + ",\n".join(rows) + "\n" + indent + "]"
+    return "[" + ", ".join(format_number(x, decimals) for x in value) + "]"
+
+
+def weight_file_text(head: dict, tables: dict, decimals: dict | None = None) -> str:
+    """The JSON text of a weight file: ``head`` entries (about, config, notes) first, then
+    ``tables`` with one matrix row per line; ``decimals`` fixes the decimals of named tables."""
+    decimals = decimals or {}
+    lines = ["{"]
+    for key, value in head.items():
+        text = json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n  ")
+        lines.append(f"  {json.dumps(key)}: {text},")
+    lines.append('  "tables": {')
+    body = [f"    {json.dumps(name)}: {format_table(value, '    ', decimals.get(name))}"
+            for name, value in tables.items()]
+    lines.append(",\n".join(body))
+    lines += ["  }", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def describe_table_differences(file_tables: dict, derived_tables: dict, limit: int = 10) -> str:
+    """The entries where a shipped weight file and a re-derivation differ, one line each:
+    ``lm_head.bias[3]: file -1.921, re-derived -1.956`` (at most ``limit`` lines, then
+    "and N more"). Tables are name -> nested lists of numbers, as in ``tables`` of a weight
+    file. Returns "" when the two agree entry for entry."""
+    lines = []
+
+    def walk(name, path, a, b):
+        if isinstance(a, list) and isinstance(b, list):
+            if len(a) != len(b):
+                lines.append(f"{name}{path}: file has {len(a)} entries, re-derived {len(b)}")
+            for i, (x, y) in enumerate(zip(a, b)):
+                walk(name, f"{path}[{i}]", x, y)
+        elif isinstance(a, list) or isinstance(b, list):
+            lines.append(f"{name}{path}: file {a!r}, re-derived {b!r} (different shapes)")
+        elif a != b:
+            lines.append(f"{name}{path}: file {a!r}, re-derived {b!r}")
+
+    for name in file_tables:
+        if name not in derived_tables:
+            lines.append(f"{name}: in the file, not re-derived")
+        else:
+            walk(name, "", file_tables[name], derived_tables[name])
+    for name in derived_tables:
+        if name not in file_tables:
+            lines.append(f"{name}: re-derived, not in the file")
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"and {len(lines) - limit} more"]
+    return "\n".join(lines)

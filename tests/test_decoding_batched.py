@@ -1,0 +1,150 @@
+"""The batched rules keep exactly the ids the per-row teaching rules keep, on GPT-2-sized rows."""
+import math
+
+import pytest
+import torch
+
+from course_lib import decoding as S
+from course_lib import decoding as SB
+
+B, V = 64, 50_257
+
+
+@pytest.fixture(scope="module")
+def probs():
+    """[64, 50257] float32 probabilities: half the rows from logits rounded to 1 decimal
+    (thousands of exact ties), some with −inf logits, a few very peaked rows."""
+    torch.manual_seed(1234)
+    logits = torch.randn(B, V) * 2.0
+    logits[::2] = torch.round(logits[::2] * 10) / 10              # ties everywhere
+    logits[1::8, :1000] = -math.inf                                # masked ids
+    logits[3::8, 7] = 25.0                                         # a 99.9% leader
+    return SB.softmax_with_temperature_batched(logits, 0.8)
+
+
+def rows_as_sets(mask):
+    return [set(torch.nonzero(row).flatten().tolist()) for row in mask]
+
+
+CASES = [
+    (SB.top_k_mask, S.top_k_ids, [1, 2, 50, 40_000, 60_000]),
+    (SB.top_p_mask, S.top_p_ids, [0.1, 0.5, 0.9, 0.95, 1.0]),
+    (SB.gpt2_legacy_top_p_mask, S.gpt2_legacy_top_p_ids, [0.5, 0.9]),
+    (SB.min_p_mask, S.min_p_ids, [0.0, 0.05, 0.3, 1.0]),
+]
+ROWS = [0, 1, 3]   # a tied row, a row with -inf logits, a peaked row; the slow-marked test takes all 64
+FAST_B = 8         # rows of 50,257 filtered by the quick checks (the 2-core budget)
+
+
+@pytest.fixture(scope="module")
+def row_lists(probs):
+    return [row.tolist() for row in probs]
+
+
+@pytest.mark.parametrize("batched, per_row, values", CASES)
+def test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=ROWS):
+    batch = probs[:max(rows) + 1]
+    for value in values:
+        mask = batched(batch, value)
+        assert mask.shape == (batch.shape[0], V) and mask.dtype == torch.bool
+        for b in rows:
+            assert set(per_row(row_lists[b], value)) == rows_as_sets(mask[b:b + 1])[0], (value, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batched, per_row, values", CASES)
+def test_batched_filters_keep_the_same_ids_every_row(probs, row_lists, batched, per_row, values):
+    test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=range(B))
+
+
+def test_the_rows_really_have_ties_at_the_top_k_boundary(probs):
+    sorted_row = torch.sort(probs[0], descending=True).values
+    assert (sorted_row[49] == sorted_row[50]).item()    # k = 50 must break a tie by id
+
+
+def test_strict_cut_batched_matches_per_row():
+    torch.manual_seed(5)
+    logits = torch.round(torch.randn(16, 2000) * 4) / 4
+    for k in (1, 3, 10, 5000):
+        mask = SB.top_k_strict_cut_mask(logits, k)
+        for b in range(16):
+            assert set(S.top_k_strict_cut(logits[b].tolist(), k)) == rows_as_sets(mask[b:b + 1])[0]
+    assert (SB.top_k_strict_cut_mask(logits, 10).sum(-1) >= 10).all()
+
+
+def test_full_pipeline_batched_matches_per_row(probs, row_lists):
+    rules = [S.SamplingRule(top_k=40, top_p=0.9, min_p=0.05), S.SamplingRule(top_p=0.7, min_p=0.01),
+             S.SamplingRule(top_k=2000, top_p=0.95), S.SamplingRule(greedy=True)]
+    for rule in rules:
+        mask, final = SB.filter_batched(rule, probs[:FAST_B])
+        for b in ROWS:
+            kept, row_final = rule.filter(row_lists[b])
+            assert set(kept) == rows_as_sets(mask[b:b + 1])[0]
+            assert row_final == final[b].tolist()                 # bit for bit
+        assert torch.allclose(final.sum(-1), torch.ones(FAST_B, dtype=torch.float64))
+
+
+def test_batched_softmax_and_greedy_agree_with_per_row():
+    torch.manual_seed(2)
+    logits = torch.randn(4, 300)
+    logits[1, :5] = 40.0                                           # tie at the maximum
+    p = SB.softmax_with_temperature_batched(logits, 0.7)
+    for b in range(4):
+        assert p[b].tolist() == pytest.approx(S.softmax_with_temperature(logits[b], 0.7), abs=1e-6)
+        assert SB.greedy_ids_batched(logits)[b] == S.greedy_id(logits[b])
+    assert SB.greedy_ids_batched(logits)[1] == 0
+    mask, final = SB.apply_batched(S.SamplingRule(greedy=True), logits)
+    assert mask.sum(-1).tolist() == [1, 1, 1, 1]
+
+
+def test_cumsum_adds_left_to_right_like_the_teaching_loop(probs):
+    row = probs[5].double()
+    total, sums = 0.0, []
+    for v in row.tolist():
+        total += v
+        sums.append(total)
+    assert torch.cumsum(row, 0).tolist() == sums
+
+
+def test_interval_sampling_batched_matches_per_row():
+    torch.manual_seed(3)
+    q = torch.softmax(torch.randn(32, 50), -1)
+    q[:, -3:] = 0                                           # trailing zero-length intervals
+    q = q / q.sum(-1, keepdim=True)
+    u = torch.rand(32, dtype=torch.float64)
+    u[0] = 0.9999999999
+    ids = SB.sample_interval_batched(q, u)
+    for b in range(32):
+        assert ids[b] == S.sample_interval(q[b].tolist(), float(u[b]))
+    assert (ids < 47).all()
+
+
+def test_sample_seeded_batched_is_reproducible():
+    q = torch.softmax(torch.randn(8, 100, generator=torch.Generator().manual_seed(0)), -1)
+    a = SB.sample_seeded_batched(q, torch.Generator().manual_seed(11))
+    b = SB.sample_seeded_batched(q, torch.Generator().manual_seed(11))
+    assert torch.equal(a, b) and a.shape == (8,)
+
+
+BAD = [
+    (lambda: SB.softmax_with_temperature_batched(torch.zeros(2, 3), 0.0), "temperature"),
+    (lambda: SB.softmax_with_temperature_batched(torch.zeros(2, 3), math.nan), "temperature"),
+    (lambda: SB.softmax_with_temperature_batched(torch.zeros(0, 3)), "logits"),
+    (lambda: SB.softmax_with_temperature_batched(torch.zeros(2, 0)), "logits"),
+    (lambda: SB.softmax_with_temperature_batched(torch.tensor([[0.0, math.nan]])), "logits"),
+    (lambda: SB.softmax_with_temperature_batched(torch.tensor([[0.0, 1.0], [-math.inf, -math.inf]])), "logits"),
+    (lambda: SB.softmax_with_temperature_batched(torch.zeros(3)), "logits"),
+    (lambda: SB.top_k_mask(torch.full((1, 4), 0.25), 0), "top_k"),
+    (lambda: SB.top_k_mask(torch.full((1, 4), 0.25), 2.5), "top_k"),
+    (lambda: SB.top_p_mask(torch.full((1, 4), 0.25), 0.0), "top_p"),
+    (lambda: SB.gpt2_legacy_top_p_mask(torch.full((1, 4), 0.25), 2.0), "top_p"),
+    (lambda: SB.min_p_mask(torch.full((1, 4), 0.25), -0.5), "min_p"),
+    (lambda: SB.sample_interval_batched(torch.full((1, 4), 0.3), torch.tensor([0.5])), "probs"),
+    (lambda: SB.sample_interval_batched(torch.full((1, 4), 0.25), torch.tensor([1.0])), "u"),
+]
+
+
+@pytest.mark.parametrize("call, name", BAD)
+def test_batched_bad_input_names_the_argument(call, name):
+    with pytest.raises(ValueError, match=rf"^{name}\b"):
+        call()
