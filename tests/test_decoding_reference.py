@@ -6,7 +6,7 @@ three finite logits, flat rows and leaders so far ahead that a float32 softmax u
 (+60 at T = 0.5, +1000). A token transformers keeps is one whose score is still finite.
 
 The kept sets must be equal wherever the two conventions agree; every deliberate difference
-(listed in ``course_lib.sampling``'s docstring) is pinned below by a minimal example and, on
+(listed in ``course_lib.decoding.rules``' docstring) is pinned below by a minimal example and, on
 the big batch, checked to be exactly that difference and nothing else. The batched rules must
 keep, row for row, what the per-row rules keep — underflowing rows included.
 """

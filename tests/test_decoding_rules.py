@@ -213,3 +213,69 @@ def test_entropy_is_zero_for_certainty_and_ln_v_for_uniform():
     assert S.entropy([0.0, 1.0, 0.0]) == 0.0
     assert abs(S.entropy([0.25] * 4) - math.log(4)) < 1e-12
     assert S.entropy([0.9, 0.1]) < S.entropy([0.6, 0.4])
+
+
+# --- one object per rule ---------------------------------------------------------------------
+
+def test_the_filters_run_in_one_order_written_once():
+    from course_lib.decoding import rules
+    assert [rule.field for rule in rules.FILTERS] == ["top_k", "top_p", "min_p"]
+    assert S.SamplingRule(top_k=3, top_p=0.9, min_p=0.1).stages() == [
+        (rules.TOP_K, 3), (rules.TOP_P, 0.9), (rules.MIN_P, 0.1)]
+    assert S.SamplingRule(greedy=True, top_p=0.5).stages() == [(rules.TOP_K, 1)]
+
+
+def test_each_rule_object_keeps_the_same_ids_per_row_and_batched():
+    import torch
+    from course_lib.decoding import rules
+    logits = torch.randn(6, 300, generator=torch.Generator().manual_seed(5), dtype=torch.float64) * 3
+    probs = S.softmax64_batched(logits)
+    for rule, value in ((rules.TOP_K, 7), (rules.TOP_P, 0.8), (rules.MIN_P, 0.05)):
+        mask = rules.keep_mask(rule, probs, value, logits)
+        for b in range(6):
+            kept = rules.keep_ids(rule, probs[b].tolist(), value, logits[b].tolist())
+            assert sorted(kept) == torch.nonzero(mask[b]).flatten().tolist(), (rule.field, b)
+    with pytest.raises(ValueError, match="top_p"):
+        rules.TOP_P.check(1.5)
+
+
+def test_sampling_rule_repr_is_fixed():
+    assert repr(S.SamplingRule()) == "SamplingRule(temperature=1.0, top_k=None, top_p=None, min_p=None, greedy=False)"
+    assert str(S.SamplingRule(temperature=0.7, top_p=0.9)) == (
+        "SamplingRule(temperature=0.7, top_k=None, top_p=0.9, min_p=None, greedy=False)")
+
+
+def test_adding_a_rule_is_one_class_one_entry_and_one_field(monkeypatch):
+    """A made-up rule (keep ids with p ≥ a fixed bar) joins both pipelines through FILTERS alone;
+    the repr of every existing setting stays the same."""
+    import dataclasses
+
+    import torch
+    from course_lib.decoding import pipeline, rules
+
+    class AtLeast:
+        field = "at_least"
+        check = staticmethod(lambda v: float(v))
+
+        def ids(self, q, bar, order, allowed):
+            return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
+
+        def mask(self, probs, bar, key, allowed):
+            keep = probs.double() >= bar
+            return keep if allowed is None else keep & allowed
+
+    @dataclasses.dataclass(frozen=True, repr=False)
+    class Extended(pipeline.SamplingRule):
+        at_least: float | None = None
+
+    plain = repr(S.SamplingRule())
+    monkeypatch.setattr(pipeline, "FILTERS", (*rules.FILTERS, AtLeast()))     # the one line
+    rule = Extended(top_k=4, at_least=0.2)
+    z = [2.0, 1.5, 1.0, 0.2, -1.0]
+    kept = rule.apply(z).kept
+    probs = S.softmax_with_temperature(z)
+    assert kept == [i for i in S.top_k_ids(probs, 4) if S.renormalize(probs, S.top_k_ids(probs, 4))[i] >= 0.2]
+    mask, _ = pipeline.apply_batched(rule, torch.tensor([z], dtype=torch.float64))
+    assert torch.nonzero(mask[0]).flatten().tolist() == sorted(kept)
+    assert repr(Extended()) == plain
+    assert repr(rule).endswith("greedy=False, at_least=0.2)")

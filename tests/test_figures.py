@@ -50,7 +50,7 @@ def sources():
 
 
 def checked_ids(text):
-    return set(re.findall(r"check_figure\(\s*[\"']([a-z0-9_.]+)[\"']", text))
+    return set(re.findall(r"check_(?:figure|inline)\(\s*[\"']([a-z0-9_.]+)[\"']", text))
 
 
 def test_every_figure_is_reproduced_by_a_test_and_by_one_of_its_notebooks():
@@ -297,3 +297,43 @@ def test_reproduced_ids_are_logged_when_asked(tmp_path, monkeypatch, capsys):
     with pytest.raises(F.FigureMismatch):
         F.check_figure("decoding.gap_01", ratio=2.0)
     assert log.read_text() == "decoding.gap_01\n"
+
+
+# --- one computer per figure -----------------------------------------------------------------
+
+def test_every_figure_names_a_computer_that_exists_in_its_articles_module():
+    from course_lib.figures import computer
+    for fid, entry in F.load_registry().items():
+        article = fid.split(".")[0]
+        assert entry["computer"].startswith(f"course_lib.figures.{article}:"), fid
+        assert callable(computer(fid)), fid
+
+
+def test_every_offline_computer_reproduces_its_figure(capsys):
+    """Each offline figure, from its registered computer, passes check_figure (gpt2.logits_shape
+    on GPT-2's architecture with random weights: it is about shapes)."""
+    from course_lib.figures.computers import compute, computed_figures, needs_arguments
+    from course_lib.gpt2 import random_gpt2
+    from course_lib.tokens.bpe import gpt2_encoding
+    offline = {fid for fid, e in F.load_registry().items() if not e["needs_pretrained_weights"]}
+    values = computed_figures()
+    assert set(values) == offline - {"gpt2.logits_shape"}
+    assert needs_arguments("gpt2.logits_shape")
+    values["gpt2.logits_shape"] = compute("gpt2.logits_shape", random_gpt2(), gpt2_encoding())
+    for fid, computed in values.items():
+        assert set(computed) == set(F.figure(fid)["values"]), fid      # every value of the entry
+        F.check_figure(fid, **computed)
+    assert len(capsys.readouterr().out.splitlines()) == sum(len(F.figure(fid)["values"]) for fid in values)
+
+
+def test_an_inline_value_that_is_not_the_computers_fails_before_any_check(capsys):
+    from course_lib.figures import check_inline
+    from course_lib.figures.computers import InlineDrift
+    from course_lib.figures import compute
+    check_inline("decoding.gap_01", ratio=compute("decoding.gap_01")["ratio"] * (1 + 1e-14))   # float64 rounding
+    assert capsys.readouterr().out.startswith("✓ decoding.gap_01 · ratio = ")
+    with pytest.raises(InlineDrift, match=r"decoding.gap_01 · ratio.*course_lib.figures.decoding:gap_01"):
+        check_inline("decoding.gap_01", ratio=1.10517)     # prints the same digits, but is not the computer's
+    with pytest.raises(InlineDrift, match="interface.interval · picks"):
+        check_inline("interface.interval", picks=[[0.5, 1], [0.05, 0], [0.93, 4], [0.95, 4], [0.2203, 1]])
+    assert capsys.readouterr().out == ""

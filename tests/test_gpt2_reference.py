@@ -3,7 +3,7 @@
 Several configurations (non-default ``layer_norm_epsilon``, every ``activation_function`` the
 course's model has, 3–4 blocks, one with the full 1,024-row position table), batches of
 several rows, KV-cache appends of several ids per call, 20 greedy steps through the course's
-own generation loop (``course_lib.generate.generate``) and a float16 checkpoint. Everything is
+own generation loop (``course_lib.decoding.generate``) and a float16 checkpoint. Everything is
 built from random weights in a temporary folder: nothing is downloaded.
 
 The last tests plant the two model bugs of issue 10 (``layer_norm_epsilon`` ignored; no causal

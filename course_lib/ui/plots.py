@@ -209,7 +209,7 @@ def renormalised_bars(probs, final, labels, ax=None, title=""):
 
 
 # ---------------------------------------------------------------------------- lab twelve-token model
-# (notebooks 02 embeddings, 03 attention: course_lib.lab_model, course_lib.lab_figures)
+# (notebooks 02 embeddings, 03 attention: course_lib.toys.lab, course_lib.figures.lab)
 
 
 def lab_embedding_tables(E, P, token_labels, position_labels, axes=None):

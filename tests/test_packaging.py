@@ -1,0 +1,68 @@
+"""The wheel holds every subpackage: build a real one and import every module from it.
+
+An editable install finds any folder under course_lib/, so it would hide a subpackage missing
+from ``[tool.setuptools] packages``; this test builds the wheel from a copy of the sources and
+imports every module in a Python that sees only the wheel and the venv's third-party packages.
+Marked slow (a few seconds): part of ``make test``.
+"""
+import os
+import subprocess
+import sys
+import sysconfig
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IMPORT_EVERY_MODULE = """
+import importlib, pkgutil, sys
+import course_lib
+assert course_lib.__file__.startswith(sys.argv[1]), course_lib.__file__
+names = [m.name for m in pkgutil.walk_packages(course_lib.__path__, "course_lib.")]
+for name in names:
+    module = importlib.import_module(name)
+    assert module.__file__.startswith(sys.argv[1]), module.__file__
+print(len(names))
+"""
+
+DATA_NOT_FOUND = """
+from course_lib.data import MissingFileError, data_dir
+try:
+    data_dir()
+except MissingFileError as err:
+    print("missing:", err)
+"""
+
+
+@pytest.mark.slow
+def test_the_wheel_holds_every_module(tmp_path):
+    source = tmp_path / "src"
+    source.mkdir()
+    subprocess.run(["cp", "-r", str(ROOT / "course_lib"), str(ROOT / "pyproject.toml"), str(ROOT / "README.md"),
+                    str(ROOT / "LICENSE"), str(source)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+                    "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True, timeout=300)
+    wheel, = (tmp_path / "dist").glob("course_lib-*.whl")
+    unpacked = tmp_path / "unpacked"
+    zipfile.ZipFile(wheel).extractall(unpacked)
+    in_source = {p.relative_to(ROOT).as_posix() for p in (ROOT / "course_lib").rglob("*.py")}
+    in_wheel = {n for n in zipfile.ZipFile(wheel).namelist() if n.endswith(".py")}
+    assert in_source == in_wheel, sorted(in_source ^ in_wheel)
+
+    # -S: no site module, so no .pth file (the editable install's finder) is read; the path is
+    # the unpacked wheel, the standard library and the venv's packages, nothing else
+    paths = [str(unpacked), sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib"),
+             str(Path(sysconfig.get_path("stdlib")) / "lib-dynload"), sysconfig.get_path("purelib")]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "COURSE_DATA_DIR")}
+    env["PYTHONPATH"] = os.pathsep.join(paths)
+    done = subprocess.run([sys.executable, "-S", "-c", IMPORT_EVERY_MODULE, str(unpacked)], env=env,
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert int(done.stdout) >= 40
+    # installed away from a checkout, data/ is not guessed: a clear error says what to set
+    done = subprocess.run([sys.executable, "-S", "-c", DATA_NOT_FOUND], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert "missing: cannot find the course's data/ folder" in done.stdout and "COURSE_DATA_DIR" in done.stdout, (
+        done.stdout + done.stderr)
