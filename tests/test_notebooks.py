@@ -49,6 +49,7 @@ def test_notebook_is_committed_executed_in_order(name):
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_ends_with_its_figure_checks(name):
     last = code_cells(name)[-1]
-    assert "check_figure(" in "".join(last["source"]), f"{name}'s last cell does not check its figures"
+    source = "".join(last["source"])
+    assert "check_figure(" in source or "check_inline(" in source, f"{name}'s last cell does not check its figures"
     printed = text_of(last)
     assert "✓" in printed and "FigureMismatch" not in printed, f"{name}'s checks did not print ✓ lines"

@@ -88,11 +88,6 @@ def required_margin(x: float, float32_path: bool = False) -> float:
     return (FLOAT32_PATH if float32_path else FLOAT64_PATH) * max(abs(float(x)), 1e-12)
 
 
-def threshold_margin(value: float, threshold: float) -> float:
-    """Distance between a value and the threshold a decision compares it with."""
-    return abs(float(value) - float(threshold))
-
-
 def relative(margin: float, x: float) -> float:
     """A margin as a fraction of the value's size (``inf`` for a margin around an exact zero)."""
     return math.inf if x == 0 else margin / abs(x)
