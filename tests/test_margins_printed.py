@@ -11,12 +11,13 @@ from itertools import accumulate
 
 import torch
 
-from course_lib import lab_figures, margins
-from course_lib import sampling as S
-from course_lib.five_token import TARGET_IDS, input_tensor, load_five_token_model, run_five_token
-from course_lib.lab_model import LAB_PROMPT_IDS, load_lab_model
-from course_lib.loss import mean_loss
-from course_lib.sampling_figures import five_token_logits
+from course_lib.figures import margins
+from course_lib.figures.interface import five_token_logits
+from course_lib.toys import lab as lab_toy
+from course_lib import decoding as S
+from course_lib.toys.five_token import FIVE_TOKEN, TARGET_IDS
+from course_lib.toys.lab import LAB, LAB_PROMPT_IDS
+from course_lib.model.loss import mean_loss
 
 
 def tensors(obj, path=""):
@@ -50,13 +51,13 @@ def problems(label, values, decimals):
 
 
 def test_the_five_token_trace_and_gradients_print_the_same_everywhere():
-    model = load_five_token_model()
-    logits, trace = run_five_token(model)
+    model = FIVE_TOKEN.load()
+    logits, trace = FIVE_TOKEN.run(model)
     found = []
     for path, t in tensors(trace):
         found += problems(f"trace{path}", t[torch.isfinite(t)], 4) + residues(f"trace{path}", t[torch.isfinite(t)])
     found += problems("probabilities", torch.softmax(logits[0], dim=-1), 4)
-    loss = mean_loss(model(input_tensor()), [TARGET_IDS])
+    loss = mean_loss(model(FIVE_TOKEN.input_tensor()), [TARGET_IDS])
     loss.backward()
     for name, p in model.named_parameters():
         found += problems(f"|grad {name}|", p.grad.norm(), 4)
@@ -74,22 +75,22 @@ def test_the_five_token_trace_and_gradients_print_the_same_everywhere():
 
 
 def test_the_lab_rows_the_notebooks_print_are_the_same_everywhere():
-    model = load_lab_model()
+    model = LAB.load()
     found = []
     with torch.no_grad():
-        _, trace = model.forward_trace(torch.tensor([LAB_PROMPT_IDS + [lab_figures.ROOF]]))
+        _, trace = model.forward_trace(torch.tensor([LAB_PROMPT_IDS + [lab_toy.ROOF]]))
     layer = trace["layers"][0]
     for label, values, decimals in (("x₆", trace["x0"][0, 5], 3), ("u₆", layer["ln1"][0, 5], 3),
                                     ("q₆", layer["q"][0, :, 5], 3), ("row-6 scores", layer["scores"][0, :, 5], 4),
                                     ("row-6 weights", layer["attention_weights"][0, :, 5], 4)):
         found += problems(label, values, decimals) + residues(label, values)
-    for ids in (LAB_PROMPT_IDS, LAB_PROMPT_IDS + [lab_figures.ROOF],
-                LAB_PROMPT_IDS + [lab_figures.ROOF, lab_figures.PERIOD]):
-        probs = lab_figures.next_token_probs(model, ids)
+    for ids in (LAB_PROMPT_IDS, LAB_PROMPT_IDS + [lab_toy.ROOF],
+                LAB_PROMPT_IDS + [lab_toy.ROOF, lab_toy.PERIOD]):
+        probs = lab_toy.next_token_probs(model, ids)
         found += problems(f"probabilities after {ids}", probs, 3)
         ranked = sorted(probs, reverse=True)
         found += problems(f"running sums after {ids}", list(accumulate(ranked)), 3)
-    step = S.SamplingRule(temperature=0.7, top_p=0.9).apply(lab_figures.last_row_logits(model))
+    step = S.SamplingRule(temperature=0.7, top_p=0.9).apply(LAB.last_row_logits(model))
     kept = [step.final[i] for i in step.kept]
     found += problems("T = 0.7 kept probabilities", kept, 3)
     found += problems("T = 0.7 running sums", list(accumulate(kept)), 3)
@@ -97,7 +98,7 @@ def test_the_lab_rows_the_notebooks_print_are_the_same_everywhere():
 
 
 def test_notebook_07s_tables_print_the_same_everywhere():
-    z = five_token_logits(load_five_token_model())
+    z = five_token_logits(FIVE_TOKEN.load())
     found = []
     for tau in (0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 4.0, 10.0):        # the temperature table
         p = S.softmax_with_temperature(z, tau)
