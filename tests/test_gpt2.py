@@ -13,6 +13,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")      # transformers must never reach the network here
 import transformers  # noqa: E402  test dependency (pinned in pyproject's "test" extra)
+from _hf import random_hf_gpt2  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
 from course_lib.figures import expected
@@ -22,21 +23,6 @@ from course_lib.decoding import generate
 
 SMALL = dict(n_layer=2, n_embd=64, n_head=4, vocab_size=101, n_positions=32)
 FULL = dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257, n_positions=1024)
-
-
-def random_hf_gpt2(sizes: dict, seed: int):
-    """GPT2LMHeadModel with random weights, large enough that attention is far from uniform
-    and every LayerNorm has its own scale and shift (so a swapped tensor changes the logits)."""
-    torch.manual_seed(seed)
-    config = transformers.GPT2Config(**sizes, attn_implementation="eager")
-    model = transformers.GPT2LMHeadModel(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith((".ln_1.weight", ".ln_2.weight", "ln_f.weight")):
-                p.copy_(1 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.1)
-    return model
 
 
 def save_hf(model, folder):

@@ -19,6 +19,7 @@ import torch
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")      # transformers must never reach the network here
 import transformers  # noqa: E402  test dependency (pinned in pyproject's "test" extra)
+from _hf import random_hf_gpt2  # noqa: E402
 from safetensors import safe_open  # noqa: E402
 
 from course_lib.model import gpt as M  # noqa: E402
@@ -37,22 +38,6 @@ CONFIGS = {
                               layer_norm_epsilon=1e-5, activation_function="gelu_pytorch_tanh"),
 }
 BATCH = 3
-
-
-def random_hf_gpt2(sizes: dict, seed: int):
-    """GPT2LMHeadModel with random weights large enough that attention is far from uniform and
-    every LayerNorm has its own scale and shift. Small embeddings (variance ~0.01) make the
-    epsilon matter: LayerNorm divides by sqrt(variance + eps)."""
-    torch.manual_seed(seed)
-    config = transformers.GPT2Config(**sizes, attn_implementation="eager")
-    model = transformers.GPT2LMHeadModel(config).eval()
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.endswith((".ln_1.weight", ".ln_2.weight", "ln_f.weight")):
-                p.copy_(1 + 0.1 * torch.randn_like(p))
-            else:
-                p.normal_(0.0, 0.1)
-    return model
 
 
 @pytest.fixture(scope="module", params=sorted(CONFIGS))

@@ -186,17 +186,26 @@ def format_truncated(value, decimals: int) -> str:
     return text + "…"
 
 
-def _truncation_mismatch(computed, wanted, decimals: int, path="") -> str | None:
-    """Where ``computed``, truncated to ``decimals`` digits, differs from ``wanted``'s digits."""
+def first_difference(computed, wanted, leaf, path="") -> str | None:
+    """Walk nested lists side by side; ``leaf(computed, wanted, path)`` judges each number."""
     if isinstance(wanted, list):
         if not isinstance(computed, list) or len(computed) != len(wanted):
             size = len(computed) if isinstance(computed, list) else "a scalar"
             return f"{path or 'value'}: expected {len(wanted)} entries, got {size}"
         for i, (c, w) in enumerate(zip(computed, wanted)):
-            found = _truncation_mismatch(c, w, decimals, f"{path}[{i}]")
+            found = first_difference(c, w, leaf, f"{path}[{i}]")
             if found:
                 return found
         return None
+    return leaf(computed, wanted, path)
+
+
+def _truncation_mismatch(computed, wanted, decimals: int, path="") -> str | None:
+    """Where ``computed``, truncated to ``decimals`` digits, differs from ``wanted``'s digits."""
+    return first_difference(computed, wanted, lambda c, w, at: _truncated_number(c, w, decimals, at), path)
+
+
+def _truncated_number(computed, wanted, decimals: int, path) -> str | None:
     if not isinstance(computed, Real) or isinstance(computed, bool) or not math.isfinite(computed):
         return f"{path or 'value'}: expected a finite number, got {computed!r}"
     want = Decimal(repr(float(wanted))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_DOWN)
@@ -219,15 +228,10 @@ def tolerance(spec: dict) -> float:
 
 def _mismatch(computed, wanted, tol, path="") -> str | None:
     """Where ``computed`` differs from ``wanted``, or None when it matches."""
-    if isinstance(wanted, list):
-        if not isinstance(computed, list) or len(computed) != len(wanted):
-            size = len(computed) if isinstance(computed, list) else "a scalar"
-            return f"{path or 'value'}: expected {len(wanted)} entries, got {size}"
-        for i, (c, w) in enumerate(zip(computed, wanted)):
-            found = _mismatch(c, w, tol, f"{path}[{i}]")
-            if found:
-                return found
-        return None
+    return first_difference(computed, wanted, lambda c, w, at: _number_mismatch(c, w, tol, at), path)
+
+
+def _number_mismatch(computed, wanted, tol, path) -> str | None:
     if isinstance(wanted, bool) or isinstance(wanted, str):
         return None if computed == wanted else f"{path or 'value'}: expected {wanted!r}, got {computed!r}"
     if isinstance(wanted, Integral) and tol == 0:
