@@ -38,9 +38,7 @@ accepted only if each printed figure stays ``HEADROOM`` times further from any b
 its text than ``tests/test_margins.py`` requires (``course_lib.figures.margins``).
 
 Run ``python -m course_lib.toys.derive_five_token`` to re-derive and verify;
-add ``--write`` to rewrite the weight file. (The file's ``about`` text, which this module writes,
-keeps the module's old name, course_lib/five_token_derivation.py, so that the shipped file
-stays byte for byte what the derivation writes.)
+add ``--write`` to rewrite the weight file.
 """
 from __future__ import annotations
 
@@ -347,9 +345,9 @@ def diag4(g):
 
 # ---------------------------------------------------------------------------- the weight file
 
-ABOUT = ("Hand-set weights of the interface article's five-token GPT (course_lib.five_token). "
+ABOUT = ("Hand-set weights of the interface article's five-token GPT (course_lib.toys.five_token). "
          "Nothing is trained. Round numbers are chosen by hand; the entries of tables whose note starts with "
-         "'solved' were computed by course_lib/five_token_derivation.py from the article's "
+         "'solved' were computed by course_lib/toys/derive_five_token.py from the article's "
          "printed figures (data/figures.json) so that the model, computed in float64 and shown as float32, "
          "prints them exactly on every CPU, each far from any rounding boundary.")
 

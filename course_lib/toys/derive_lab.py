@@ -3,8 +3,7 @@
 Not taught in a notebook; read it with notebooks 02, 03 and 07 open. ``python -m
 course_lib.toys.derive_lab`` prints the weight file; ``--write`` overwrites data/lab_model.json.
 ``tests/test_toy_lab_derivation.py`` (marked slow, part of ``make test``) checks that the shipped
-file is what this code derives. (The file's ``about`` and ``notes``, which this module writes,
-keep the module's old name, lab_derivation, so the shipped file stays byte for byte the same.)
+file is what this code derives.
 
 Three kinds of entries:
 
@@ -295,7 +294,7 @@ def derive_tables(verbose: bool = False) -> dict:
 # ------------------------------------------------------------------ the weight file
 
 NOTES = {
-    "token_embedding.weight": "rows the, ␣cat, ␣climb, ed, ␣the: grid-searched (one non-zero entry each, see lab_derivation.search_prompt_embeddings); ␣roof: the article's [0, -0.5, 1, -0.5], shared by ␣wall, ␣sofa, ␣floor (hand-set); ␣dog = ␣cat; '.' hand-set; <|endoftext|> zero (never an input)",
+    "token_embedding.weight": "rows the, ␣cat, ␣climb, ed, ␣the: grid-searched (one non-zero entry each, see course_lib.toys.derive_lab.search_prompt_embeddings); ␣roof: the article's [0, -0.5, 1, -0.5], shared by ␣wall, ␣sofa, ␣floor (hand-set); ␣dog = ␣cat; '.' hand-set; <|endoftext|> zero (never an input)",
     "position_embedding.weight": "hand-set: features 1 and 4 rotate through (0.5, 0.5), (0.5, -0.5), (-0.5, -0.5), (-0.5, 0.5); row 5 (the article's P6) = [0.5, 0, 0, -0.5]",
     "blocks.0.attn.query.weight": "hand-set: q = [u4, u2 | u4, u1] (head 1 | head 2)",
     "blocks.0.attn.key.weight": "hand-set: k = [u4, u2 | -u4, u2]",
@@ -304,13 +303,13 @@ NOTES = {
     "blocks.0.mlp.up.weight": "hand-set: identity (the MLP adds ReLU(LN2(x)))",
     "blocks.0.mlp.down.weight": "hand-set: identity",
     "lm_head.weight": "hand-set: the six nouns share the row [-1.5, 0, 0, 0]; '.' reads -h2, ␣climb reads h3, <|endoftext|> reads 2 h4; the, ␣the, ed read nothing",
-    "lm_head.bias": "solved (3 decimals): row-5 probabilities from the printed running sums, p(.), p(␣climb) after ␣roof and p(<|endoftext|>) after '.', a 3 x 3 linear system, then rounded and polished on the 0.001 grid until every printed lab figure holds (lab_derivation.derive_tables)",
+    "lm_head.bias": "solved (3 decimals): row-5 probabilities from the printed running sums, p(.), p(␣climb) after ␣roof and p(<|endoftext|>) after '.', a 3 x 3 linear system, then rounded and polished on the 0.001 grid until every printed lab figure holds (course_lib.toys.derive_lab.derive_tables)",
     "other tables": "LayerNorm scale 1 and offset 0 (eps 1e-5); every other bias 0",
 }
-ABOUT = ("Hand-set weights of the lab article's twelve-token GPT (course_lib.lab_model). Nothing is "
+ABOUT = ("Hand-set weights of the lab article's twelve-token GPT (course_lib.toys.lab). Nothing is "
          "trained. Every entry is a multiple of 0.5 except the 12 output biases (3 decimals). "
          "'notes' says which entries are hand-set, grid-searched or solved; "
-         "course_lib/lab_derivation.py re-derives them from the article's figures (data/figures.json).")
+         "course_lib/toys/derive_lab.py re-derives them from the article's figures (data/figures.json).")
 
 
 def weight_file_text(tables: dict) -> str:
