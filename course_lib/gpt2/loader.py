@@ -216,6 +216,17 @@ def read_safetensors(file: Path) -> dict[str, torch.Tensor]:
 
 # --------------------------------------------------------------------------- name mapping
 
+def check_finite(tensors: dict[str, torch.Tensor], file) -> None:
+    """Every tensor of a checkpoint holds finite numbers; a NaN or inf raises
+    :class:`DamagedFileError` naming the tensor and the file (else every logit would be NaN)."""
+    for name, t in tensors.items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            count = int((~torch.isfinite(t)).sum())
+            raise DamagedFileError(f"GPT-2 weights file {file}: tensor {name!r} holds {count} "
+                                   f"non-finite value(s) (NaN or inf); the file is damaged. "
+                                   f"{how_to_replace(Path(file))}")
+
+
 def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
     """Rename and reshape a Hugging Face GPT-2 state dict into ``GPT``'s names.
 
@@ -294,7 +305,9 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
         beside = file.parent / "config.json"
         config = config_from_hf_json(beside) if beside.is_file() else GPT2_SMALL_CONFIG
     try:
-        state = hf_to_course_state_dict(read_safetensors(file), config)
+        tensors = read_safetensors(file)
+        check_finite(tensors, file)
+        state = hf_to_course_state_dict(tensors, config)
     except (KeyError, ValueError) as err:
         if isinstance(err, DamagedFileError):
             raise
