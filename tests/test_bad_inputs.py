@@ -219,7 +219,9 @@ def test_million_character_word_encodes_in_seconds(tok):
     ids = tok.encode(word)
     elapsed = time.perf_counter() - start
     assert ids == gpt2_encoding().encode(word)
-    assert elapsed < 30, f"1,000,000 letters took {elapsed:.1f} s"
+    # about 5 s on an idle core (the old quadratic loop did not finish in 5 minutes); the bound
+    # leaves room for a CI machine running the other tests beside it
+    assert elapsed < 60, f"1,000,000 letters took {elapsed:.1f} s"
 
 
 def test_playground_caps_long_text():
