@@ -228,3 +228,17 @@ def test_playground_caps_long_text():
     view = playground_view("a" * (PLAYGROUND_MAX_CHARS * 10), gpt2_encoding())
     assert f"showing the tokens of the first {PLAYGROUND_MAX_CHARS:,} only" in view
     assert "showing" not in playground_view("Hi 你!", gpt2_encoding())
+
+
+# --------------------------------------------------------------------------- notebooks go on
+
+def test_a_broken_gpt2_setting_prints_one_line_and_goes_on(tmp_path, monkeypatch):
+    from course_lib.gpt2 import WEIGHTS_ENV, gpt2_or_message
+
+    monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "typo.safetensors"))
+    model, line = gpt2_or_message("show something")
+    assert model is None and "\n" not in line and "typo.safetensors" in line and WEIGHTS_ENV in line
+    (tmp_path / "model.safetensors").write_bytes(b"<html>not a checkpoint</html>")
+    monkeypatch.setenv(WEIGHTS_ENV, str(tmp_path / "model.safetensors"))
+    model, line = gpt2_or_message("show something")
+    assert model is None and "\n" not in line and "model.safetensors" in line and "could not be loaded" in line

@@ -340,6 +340,22 @@ def gpt2_or_none() -> GPT | None:
         return None
 
 
+def gpt2_or_message(what: str) -> tuple[GPT | None, str | None]:
+    """For a notebook cell: ``(GPT-2, None)``, or ``(None, one line)`` that says why not —
+    the fixed :func:`no_weights_line` when the weights are simply not here, or what was found
+    where and what to do when ``COURSE_GPT2_WEIGHTS`` is wrong or the file (or its config.json)
+    is damaged. Never raises for those, so the rest of the notebook and its checks still run."""
+    try:
+        model = gpt2_or_none()
+    except (MissingFileError, ChecksumError, DamagedFileError) as err:
+        first = " ".join(str(err).split())
+        return None, (f"[GPT-2 weights could not be loaded, so this cell skips: {first[:400]} — "
+                      f"fix or unset {WEIGHTS_ENV} (see the README), then run the notebook again.]")
+    if model is None:
+        return None, no_weights_line(what)
+    return model, None
+
+
 def no_weights_line(what: str) -> str:
     """The one fixed line a notebook cell prints when GPT-2's weights are absent."""
     return (f"[GPT-2 weights not found: this cell would {what}. Get them with "
