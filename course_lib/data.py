@@ -81,9 +81,30 @@ def read_bytes(path: Path, what: str, fix: str = "") -> bytes:
             f"git checkout -- data/, or set {DATA_ENV} if you moved data/). {fix}".rstrip()) from None
 
 
+def restore_hint(path) -> str:
+    """How to get a shipped file back: ``git checkout -- data/lab_model.json`` (its path inside
+    data/; a copy elsewhere is named by the shipped file of the same name)."""
+    path = Path(path)
+    try:
+        inside = path.resolve().relative_to(data_dir().resolve())
+    except (ValueError, OSError, MissingFileError):
+        inside = Path(path.name)
+    return f"restore it with git checkout -- {(Path('data') / inside).as_posix()}"
+
+
 def read_json(path: Path, what: str) -> dict:
-    """A JSON file the course ships in data/; a clear error names ``what`` is missing."""
-    return json.loads(read_bytes(path, what).decode("utf-8"))
+    """A JSON file the course ships in data/; a clear error names ``what`` is missing, and a
+    file that is not valid JSON (cut short, edited by hand) raises :class:`DamagedFileError`
+    naming the file, where it breaks and how to restore it."""
+    raw = read_bytes(path, what)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise DamagedFileError(f"{what} ({path}) is not UTF-8 text ({e.reason} at byte {e.start}); "
+                               f"{restore_hint(path)}") from None
+    except json.JSONDecodeError as e:
+        raise DamagedFileError(f"{what} ({path}) is not valid JSON: {e.msg} at line {e.lineno} "
+                               f"column {e.colno} (cut short or edited?); {restore_hint(path)}") from None
 
 
 def sha256_of(path: str | os.PathLike, chunk: int = 1 << 20) -> str:

@@ -43,17 +43,52 @@ def check_logits(logits, name: str = "logits") -> list[float]:
     return z
 
 
-def check_probs(probs, name: str = "probs", tol: float = 1e-5) -> list[float]:
+PROB_TOL = 1e-5
+"""How far from 1 a row of probabilities may sum (float32 softmax rows of 50,257 values sum
+within ~1e-6 of 1; logits passed by mistake sum far from 1 or hold negative values)."""
+
+_LOGITS_HINT = ("; if these are logits, turn them into probabilities first "
+                "(softmax_with_temperature(logits), or SamplingRule(...).apply(logits))")
+
+
+def check_probs(probs, name: str = "probs", tol: float = PROB_TOL) -> list[float]:
     """Probabilities as floats. Rule: non-empty, finite, each ≥ 0, sum within ``tol`` of 1."""
     p = as_float_list(probs, name)
     if not all(map(math.isfinite, p)):
-        raise ValueError(f"{name} contains NaN or inf")
+        at = next(i for i, v in enumerate(p) if not math.isfinite(v))
+        raise ValueError(f"{name} contains NaN or inf ({p[at]!r} at id {at}): "
+                         f"probabilities must be finite, ≥ 0 and sum to 1")
     if min(p) < 0:
-        raise ValueError(f"{name} contains a negative value")
+        raise ValueError(f"{name} contains a negative value ({min(p)!r} at id {p.index(min(p))}): "
+                         f"probabilities must be ≥ 0 and sum to 1{_LOGITS_HINT}")
     total = math.fsum(p)
     if abs(total - 1.0) > tol:
-        raise ValueError(f"{name} must sum to 1 (within {tol:g}), they sum to {total!r}")
+        raise ValueError(f"{name} must sum to 1 (within {tol:g}), they sum to {total!r}{_LOGITS_HINT}")
     return p
+
+
+def check_prob_rows(x: torch.Tensor, name: str = "probs", tol: float = PROB_TOL) -> torch.Tensor:
+    """The rule of :func:`check_probs` for every row of a [B, V] float tensor, kept cheap: one
+    minimum and one float64 row sum (a NaN or inf makes the minimum or the sum fail)."""
+    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
+        raise ValueError(f"{name} must be a float tensor, got {type(x).__name__}"
+                         f"{'' if not isinstance(x, torch.Tensor) else ' of dtype ' + str(x.dtype)}")
+    if x.dim() != 2:
+        raise ValueError(f"{name} must have shape [B, V], got {tuple(x.shape)}")
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{name} is empty: shape {tuple(x.shape)}")
+    if not bool(x.min() >= 0):                         # False for a negative value or a NaN
+        if torch.isnan(x).any():
+            raise ValueError(f"{name} contains NaN: probabilities must be finite, ≥ 0 and sum to 1")
+        raise ValueError(f"{name} contains a negative value ({x.min().item()!r}): probabilities "
+                         f"must be ≥ 0 and each row sum to 1{_LOGITS_HINT}")
+    sums = x.sum(dim=-1, dtype=torch.float64)
+    off = (sums - 1).abs()
+    if not bool((off <= tol).all()):                   # also catches +inf (sum inf or NaN)
+        row = int(torch.nan_to_num(off, nan=math.inf).argmax())
+        raise ValueError(f"{name} row {row} must sum to 1 (within {tol:g}), it sums to "
+                         f"{sums[row].item()!r}{_LOGITS_HINT}")
+    return x
 
 
 def check_temperature(temperature) -> float:
@@ -91,9 +126,11 @@ def check_min_p(min_p) -> float:
 
 
 def check_u(u) -> float:
-    """The uniform number of a draw must be in [0, 1)."""
+    """The uniform number of a draw must be a real number in [0, 1) (NaN is not)."""
+    if hasattr(u, "item") and getattr(u, "ndim", 1) == 0:
+        u = u.item()
     if isinstance(u, bool) or not isinstance(u, Real) or not 0 <= float(u) < 1:
-        raise ValueError(f"u must be in [0, 1), got {u!r}")
+        raise ValueError(f"u must be a number in [0, 1), got {u!r}")
     return float(u)
 
 

@@ -10,7 +10,7 @@ from numbers import Integral
 
 import torch
 
-from .checks import check_probs, check_rows, check_u
+from .checks import check_prob_rows, check_probs, check_u
 from .probs import ranked_ids
 
 # --------------------------------------------------------------------------- one row
@@ -83,12 +83,12 @@ def draw_counts(probs, n: int, seed: int) -> list[int]:
 def sample_interval_batched(probs: torch.Tensor, u: torch.Tensor) -> torch.Tensor:
     """``sample_interval`` per row: probs [B, V] (rows summing to 1), u [B] in [0, 1) -> ids [B].
     Boundaries from the last positive id onward are forced to 1.0, as in the teaching rule."""
-    q = check_rows(probs, "probs").double()
-    if (q < 0).any() or ((q.sum(dim=-1) - 1).abs() > 1e-5).any():
-        raise ValueError("probs must be ≥ 0 and each row must sum to 1")
+    q = check_prob_rows(probs).double()
     u = torch.as_tensor(u, dtype=torch.float64).reshape(-1, 1)
-    if u.shape[0] != q.shape[0] or (u < 0).any() or (u >= 1).any():
-        raise ValueError("u must hold one number in [0, 1) per row")
+    if u.shape[0] != q.shape[0]:
+        raise ValueError(f"u must hold one number per row: probs has {q.shape[0]} rows, u has {u.shape[0]}")
+    if not bool(((u >= 0) & (u < 1)).all()):           # False for NaN too
+        raise ValueError(f"u must hold numbers in [0, 1), got {u.flatten().tolist()}")
     boundaries = torch.cumsum(q, dim=-1)
     ids = torch.arange(q.shape[-1])
     last_positive = torch.where(q > 0, ids, -1).max(dim=-1, keepdim=True).values
@@ -98,5 +98,5 @@ def sample_interval_batched(probs: torch.Tensor, u: torch.Tensor) -> torch.Tenso
 
 def sample_seeded_batched(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One ``torch.multinomial`` draw per row with a seeded generator: [B, V] -> [B]."""
-    q = check_rows(probs, "probs")
+    q = check_prob_rows(probs)
     return torch.multinomial(q, num_samples=1, generator=generator).squeeze(-1)

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..tokens.ids import check_id, check_ids
 from .pipeline import SamplingRule
 from .probs import greedy_id
 
@@ -78,8 +79,17 @@ class RuleChoice:
 
 
 def check_prompt(model, prompt_ids, max_new_tokens: int) -> list[int]:
-    """The prompt as a list of ints; ``max_new_tokens`` ≥ 1 and within the position table."""
-    ids = [int(i) for i in (prompt_ids.flatten().tolist() if hasattr(prompt_ids, "flatten") else prompt_ids)]
+    """The prompt as a list of ints (one sequence: a list, a 1-D integer tensor or a [1, T] one);
+    ``max_new_tokens`` ≥ 1 and within the position table."""
+    shape = tuple(getattr(prompt_ids, "shape", ()))
+    if len(shape) == 2 and shape[0] == 1:
+        prompt_ids = prompt_ids[0]                      # [1, T]: one sequence
+    elif len(shape) >= 2 or (isinstance(prompt_ids, (list, tuple)) and len(prompt_ids) > 0
+                             and len(getattr(prompt_ids[0], "shape", ())) + isinstance(prompt_ids[0], (list, tuple)) > 0):
+        raise ValueError(f"prompt_ids must be one sequence of ids, got a batch"
+                         f"{' of shape ' + str(shape) if shape else ''}: generate runs one prompt "
+                         f"at a time (call it once per row)")
+    ids = check_ids(prompt_ids, "prompt_ids")
     if not ids:
         raise ValueError("prompt_ids is empty: give at least one id")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -110,7 +120,11 @@ def generate(model, prompt_ids, max_new_tokens: int, choose=greedy_choice, end_i
     for step in range(max_new_tokens):
         row = logits[0, -1]                                     # (V,) the last row
         token_id, u = choose(row, step)
-        ids.append(int(token_id))
+        token_id = check_id(token_id, f"the id chosen at step {step}")
+        if not 0 <= token_id < row.shape[-1]:
+            raise ValueError(f"the id chosen at step {step} is {token_id}, outside the vocabulary "
+                             f"0..{row.shape[-1] - 1} (check the choose function)")
+        ids.append(token_id)
         is_end = end_id is not None and token_id == end_id
         text = decoder.push(token_id) if decoder is not None and not is_end else ""
         record = GenerationStep(token_id=int(token_id), logits=row.tolist() if record_logits else None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .checks import as_float_list, check_logits, check_rows
+from .checks import check_logits, check_prob_rows, check_probs, check_rows
 from .draw import sample_interval
 from .probs import greedy_id, renormalize, renormalize_batched
 from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking
@@ -47,6 +47,8 @@ class SamplingRule:
 
     def __post_init__(self):
         for rule in (TEMPERATURE, *FILTERS):
+            if rule is TEMPERATURE and self.greedy:
+                continue                                  # greedy ignores the temperature (even 0)
             if getattr(self, rule.field) is not None:
                 rule.check(getattr(self, rule.field))
 
@@ -74,7 +76,7 @@ class SamplingRule:
         """Stages 2–5 on a row of probabilities: returns ``(kept ids in ranked order,
         renormalised row in id order)``. With ``logits`` (those ``probs`` came from) every
         stage ranks by logit and an id whose logit is −inf is never kept."""
-        current = as_float_list(probs, "probs")
+        current = check_probs(probs)
         order, allowed = _ranking(current, logits)        # one ranking for every stage
         kept = set(range(len(current))) if allowed is None else set(allowed)
         for rule, value in self.stages():
@@ -114,7 +116,7 @@ def filter_batched(rule: SamplingRule, probs: torch.Tensor,
     """``SamplingRule.filter`` for a batch: ``(keep-mask [B, V], renormalised float64 [B, V])``.
     With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
     never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
-    current = check_rows(probs, "probs").double()
+    current = check_prob_rows(probs).double()
     return _filter(rule, current, *_key_and_allowed(current, logits))   # inputs checked once
 
 

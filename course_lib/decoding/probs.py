@@ -16,7 +16,8 @@ import math
 
 import torch
 
-from .checks import as_float_list, check_logits, check_rows, check_temperature
+from ..tokens.ids import check_ids
+from .checks import as_float_list, check_logits, check_probs, check_rows, check_temperature
 
 # --------------------------------------------------------------------------- one row
 
@@ -57,7 +58,7 @@ def entropy(probs) -> float:
 
     0 when one id holds all the mass; ln V when all V ids are equally likely.
     """
-    return -sum(p * math.log(p) for p in as_float_list(probs, "probs") if p > 0)
+    return -sum(p * math.log(p) for p in check_probs(probs) if p > 0)
 
 
 def greedy_id(logits) -> int:
@@ -81,8 +82,8 @@ def renormalize(probs, kept) -> list[float]:
     The result keeps the original id order (index = token id) and sums to 1. The mass is
     added up in id order. ``kept`` must hold at least one id with positive probability.
     """
-    p = as_float_list(probs, "probs")
-    allowed = set(int(i) for i in kept)
+    p = check_probs(probs)
+    allowed = set(check_ids(kept, "kept"))
     if not allowed:
         raise ValueError("kept is empty: keep at least one id")
     if min(allowed) < 0 or max(allowed) >= len(p):

@@ -51,7 +51,7 @@ import math
 
 import torch
 
-from .checks import as_float_list, check_logits, check_min_p, check_rows, check_temperature, check_top_k, check_top_p
+from .checks import check_logits, check_min_p, check_prob_rows, check_probs, check_rows, check_temperature, check_top_k, check_top_p
 from .probs import ranked_ids, softmax64, softmax_with_temperature
 
 # --------------------------------------------------------------------------- rankings
@@ -188,14 +188,14 @@ FILTERS = (TOP_K, TOP_P, MIN_P)        # the order they run in, after the temper
 def keep_ids(rule, probs, value, logits=None) -> list[int]:
     """Which ids ``rule`` keeps on one row (its check, then its per-row ``ids``), ranked."""
     value = rule.check(value)
-    q = as_float_list(probs, "probs")
+    q = check_probs(probs)
     return rule.ids(q, value, *_ranking(q, logits))
 
 
 def keep_mask(rule, probs: torch.Tensor, value, logits: torch.Tensor | None = None) -> torch.Tensor:
     """Which ids ``rule`` keeps in each row of [B, V] ``probs`` (its check, then its ``mask``)."""
     value = rule.check(value)
-    return rule.mask(check_rows(probs, "probs"), value, *_key_and_allowed(probs, logits))
+    return rule.mask(check_prob_rows(probs), value, *_key_and_allowed(probs, logits))
 
 
 def top_k_ids(probs, top_k: int, logits=None) -> list[int]:

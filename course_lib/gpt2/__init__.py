@@ -7,9 +7,9 @@
 The gpt2 article's figures are computed in ``course_lib.figures.gpt2``.
 """
 from .config import GPT2_SMALL_CONFIG, HF_ACTIVATIONS, config_from_hf_json, gpt2_config, random_gpt2
-from .loader import (HF_REVISION, WEIGHTS_ENV, WEIGHTS_SHA256, find_weights, gpt2_or_none,
+from .loader import (HF_REVISION, WEIGHTS_ENV, WEIGHTS_SHA256, find_weights, gpt2_or_message, gpt2_or_none,
                      hf_to_course_state_dict, load_gpt2, no_weights_line)
 
 __all__ = ["GPT2_SMALL_CONFIG", "HF_ACTIVATIONS", "config_from_hf_json", "gpt2_config", "random_gpt2",
-           "HF_REVISION", "WEIGHTS_ENV", "WEIGHTS_SHA256", "find_weights", "gpt2_or_none",
+           "HF_REVISION", "WEIGHTS_ENV", "WEIGHTS_SHA256", "find_weights", "gpt2_or_message", "gpt2_or_none",
            "hf_to_course_state_dict", "load_gpt2", "no_weights_line"]

@@ -216,6 +216,17 @@ def read_safetensors(file: Path) -> dict[str, torch.Tensor]:
 
 # --------------------------------------------------------------------------- name mapping
 
+def check_finite(tensors: dict[str, torch.Tensor], file) -> None:
+    """Every tensor of a checkpoint holds finite numbers; a NaN or inf raises
+    :class:`DamagedFileError` naming the tensor and the file (else every logit would be NaN)."""
+    for name, t in tensors.items():
+        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+            count = int((~torch.isfinite(t)).sum())
+            raise DamagedFileError(f"GPT-2 weights file {file}: tensor {name!r} holds {count} "
+                                   f"non-finite value(s) (NaN or inf); the file is damaged. "
+                                   f"{how_to_replace(Path(file))}")
+
+
 def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
     """Rename and reshape a Hugging Face GPT-2 state dict into ``GPT``'s names.
 
@@ -294,7 +305,9 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
         beside = file.parent / "config.json"
         config = config_from_hf_json(beside) if beside.is_file() else GPT2_SMALL_CONFIG
     try:
-        state = hf_to_course_state_dict(read_safetensors(file), config)
+        tensors = read_safetensors(file)
+        check_finite(tensors, file)
+        state = hf_to_course_state_dict(tensors, config)
     except (KeyError, ValueError) as err:
         if isinstance(err, DamagedFileError):
             raise
@@ -325,6 +338,22 @@ def gpt2_or_none() -> GPT | None:
         if os.environ.get(WEIGHTS_ENV):     # the learner pointed at a file that is not there
             raise
         return None
+
+
+def gpt2_or_message(what: str) -> tuple[GPT | None, str | None]:
+    """For a notebook cell: ``(GPT-2, None)``, or ``(None, one line)`` that says why not —
+    the fixed :func:`no_weights_line` when the weights are simply not here, or what was found
+    where and what to do when ``COURSE_GPT2_WEIGHTS`` is wrong or the file (or its config.json)
+    is damaged. Never raises for those, so the rest of the notebook and its checks still run."""
+    try:
+        model = gpt2_or_none()
+    except (MissingFileError, ChecksumError, DamagedFileError) as err:
+        first = " ".join(str(err).split())
+        return None, (f"[GPT-2 weights could not be loaded, so this cell skips: {first[:400]} — "
+                      f"fix or unset {WEIGHTS_ENV} (see the README), then run the notebook again.]")
+    if model is None:
+        return None, no_weights_line(what)
+    return model, None
 
 
 def no_weights_line(what: str) -> str:

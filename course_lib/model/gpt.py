@@ -71,6 +71,22 @@ class KVCache:
 
     def __init__(self, n_layer: int):
         self.layers: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer
+        self.owner: int | None = None        # id() of the model that first filled it
+
+    def check_use(self, model, batch: int) -> None:
+        """A cache holds one model's keys for one batch: reusing it with another model or
+        another batch size raises a ``ValueError`` that says so (not torch's size mismatch)."""
+        if len(self.layers) != model.config.n_layer:
+            raise ValueError(f"cache was made for a model with {len(self.layers)} layers, this model "
+                             f"has {model.config.n_layer}: use model.new_cache()")
+        if self.owner is not None and self.owner != id(model):
+            raise ValueError("cache belongs to another model: a KV cache holds one model's keys and "
+                             "values; use this model's own model.new_cache()")
+        if len(self) and self.layers[-1][0].shape[0] != batch:
+            raise ValueError(f"cache holds a batch of {self.layers[-1][0].shape[0]} sequence(s), the ids "
+                             f"have {batch}: a KV cache serves one batch; start a new one with "
+                             f"model.new_cache()")
+        self.owner = id(model)
 
     def __len__(self) -> int:
         """How many positions the cache holds.
@@ -225,6 +241,8 @@ class GPT(nn.Module):
         """
         past = len(cache) if cache is not None else 0
         ids = self.check_ids(ids, past)
+        if cache is not None:
+            cache.check_use(self, ids.shape[0])
         T = ids.shape[1]
         positions = torch.arange(past, past + T, device=ids.device)   # (T,)
         token_vectors = self.token_embedding(ids)                     # (B, T, D): rows E[id]

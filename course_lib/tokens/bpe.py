@@ -20,6 +20,7 @@ files in ``data/gpt2_tokenizer/``, after checking their sha256: nothing is downl
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -27,6 +28,7 @@ from pathlib import Path
 import regex
 
 from ..data import ChecksumError, data_path, read_bytes
+from .ids import check_id, check_ids
 
 # The sha256 of GPT-2's files, as pinned by tiktoken (tiktoken_ext/openai_public.py).
 FILE_HASHES = {
@@ -167,10 +169,55 @@ class BPETokenizer:
         return steps
 
     def bpe(self, word: str) -> list[str]:
-        """The final pieces of one pre-tokenized word (in printable characters)."""
+        """The final pieces of one pre-tokenized word (in printable characters): the last step
+        of :meth:`merge_steps`, computed by :meth:`merge_fast` (any length in seconds)."""
         if word not in self._cache:
-            self._cache[word] = self.merge_steps(word)[-1]
+            self._cache[word] = self.merge_fast(word)
         return self._cache[word]
+
+    def merge_fast(self, word: str) -> list[str]:
+        """The same result as ``merge_steps(word)[-1]``, near-linear in the word's length.
+
+        :meth:`merge_steps` rescans the whole word for every merge: quadratic (a 100,000-letter
+        word takes minutes). Here the parts form a linked list (``nxt``/``prv`` hold each part's
+        neighbours) and every adjacent pair that vocab.bpe knows waits in a heap keyed by
+        ``(rank, position)``. Popping the heap gives the lowest-rank pair, leftmost first —
+        exactly the order in which ``merge_steps`` merges ("every occurrence of the best pair,
+        left to right"). A merge only creates pairs with the new part, whose ranks are higher
+        (a merge can use a part only after the merge that made it), so no step is reordered.
+        An entry whose parts have changed since it was pushed is stale and skipped.
+        """
+        parts = list(word)                             # parts[i]: the part starting at i ("" once merged away)
+        nxt = list(range(1, len(parts) + 1))           # index of the next part (len: none)
+        prv = list(range(-1, len(parts) - 1))          # index of the previous part (-1: none)
+        ranks = self.merge_ranks
+        heap = []
+
+        def push(i: int) -> None:                      # the pair (part at i, the part after it)
+            j = nxt[i]
+            if j < len(parts):
+                rank = ranks.get((parts[i], parts[j]))
+                if rank is not None:
+                    heap.append((rank, i, parts[i], parts[j]))
+
+        for i in range(len(parts) - 1):
+            push(i)
+        heapq.heapify(heap)
+        while heap:
+            rank, i, left, right = heapq.heappop(heap)
+            j = nxt[i]
+            if parts[i] != left or j >= len(parts) or parts[j] != right:
+                continue                               # stale: one of the two parts has changed
+            parts[i], parts[j] = left + right, ""      # merge j into i, unlink j
+            nxt[i] = nxt[j]
+            if nxt[j] < len(parts):
+                prv[nxt[j]] = i
+            for k in (prv[i], i):                      # the two new pairs around the merged part
+                if k >= 0:
+                    j = nxt[k]
+                    if j < len(parts) and (r := ranks.get((parts[k], parts[j]))) is not None:
+                        heapq.heappush(heap, (r, k, parts[k], parts[j]))
+        return [p for p in parts if p]
 
     def _encode_ordinary(self, text: str) -> list[int]:
         ids = []
@@ -209,8 +256,9 @@ class BPETokenizer:
 
     def piece(self, token_id: int) -> str:
         """The piece of an id, in printable characters ('Ġmeaning')."""
+        token_id = check_id(token_id)
         if token_id not in self.decoder:
-            raise ValueError(f"id {token_id} is outside GPT-2's vocabulary 0..{N_VOCAB - 1}")
+            raise ValueError(f"token_id {token_id} is outside GPT-2's vocabulary 0..{N_VOCAB - 1}")
         return self.decoder[token_id]
 
     def token_bytes(self, token_id: int) -> bytes:
@@ -223,14 +271,14 @@ class BPETokenizer:
     def partial_ids(self, ids) -> list[int]:
         """The ids whose bytes are not whole characters on their own (你 -> 19526, 254)."""
         partial = []
-        for i in ids:
-            raw = self.token_bytes(int(i))
+        for i in check_ids(ids):
+            raw = self.token_bytes(i)
             if raw.decode("utf-8", errors="replace") != raw.decode("utf-8", errors="ignore"):
-                partial.append(int(i))
+                partial.append(i)
         return partial
 
     def decode_bytes(self, ids) -> bytes:
-        return b"".join(self.token_bytes(int(i)) for i in ids)
+        return b"".join(self.token_bytes(i) for i in check_ids(ids))
 
     def decode(self, ids) -> str:
         """ids -> bytes -> text; bytes that do not form a character become U+FFFD, as in tiktoken."""

@@ -6,6 +6,7 @@ notebook 07 (the generation loop prints as it streams).
 from __future__ import annotations
 
 from .bpe import teaching_tokenizer
+from .ids import check_id
 
 
 # Which second byte may follow each lead byte of a UTF-8 character (Unicode's table 3-7 of
@@ -70,7 +71,7 @@ class StreamingDecoder:
         return self._pending
 
     def push(self, token_id: int) -> str:
-        data = self._pending + self.token_bytes(int(token_id))
+        data = self._pending + self.token_bytes(check_id(token_id))
         cut = len(data) - incomplete_utf8_tail(data)
         # the held tail starts with a lead byte, so it cannot change how the bytes before it decode
         new = data[:cut].decode("utf-8", errors="replace")

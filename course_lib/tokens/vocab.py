@@ -8,6 +8,7 @@ A piece is the text a token contributes; a leading space is part of the piece
 from __future__ import annotations
 
 from ..data import UnknownNameError
+from .ids import check_id, check_ids
 
 # The interface article's five-token model: a→0, b→1, c→2, d→3, e→4.
 FIVE_TOKEN_PIECES = ["a", "b", "c", "d", "e"]
@@ -49,6 +50,7 @@ class PieceVocab:
         return len(self.pieces)
 
     def piece(self, token_id: int) -> str:
+        token_id = check_id(token_id)
         if not 0 <= token_id < len(self.pieces):
             raise UnknownNameError(f"id {token_id} is outside this vocabulary (0..{len(self.pieces) - 1})")
         return self.pieces[token_id]
@@ -76,11 +78,12 @@ class PieceVocab:
 
     def decode_pieces(self, ids) -> list[str]:
         """ids -> their pieces, one per id (the lookup step of detokenising)."""
-        return [self.piece(int(i)) for i in ids]
+        return [self.piece(i) for i in check_ids(ids)]
 
     def decode(self, ids) -> str:
         """ids -> text: look each piece up, drop the end token, glue the rest."""
-        return "".join(p for i, p in zip(ids, self.decode_pieces(ids)) if int(i) != self.end_id)
+        ids = check_ids(ids)
+        return "".join(p for i, p in zip(ids, self.decode_pieces(ids)) if i != self.end_id)
 
 
 FIVE_TOKEN_VOCAB = PieceVocab(FIVE_TOKEN_PIECES)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-from ..data import DamagedFileError, read_json
+from ..data import DamagedFileError, read_json, restore_hint
 from ..model import GPT, GPTConfig
 
 
@@ -32,28 +32,74 @@ def config_summary(config: GPTConfig) -> dict:
 TOY_DTYPE = torch.float64
 
 
-def model_from_tables(config: GPTConfig, tables: dict, what: str = "model") -> GPT:
+def table_tensor(name: str, rows, where: str = "", fix: str = "") -> torch.Tensor:
+    """One table (nested lists of numbers) as a float64 tensor; a ragged row, a value that is
+    not a number or a non-finite value raises :class:`DamagedFileError` naming the table."""
+    def fail(problem):
+        raise DamagedFileError(f"table {name!r}{where} {problem}{fix}")
+    try:
+        tensor = torch.tensor(rows, dtype=TOY_DTYPE)
+    except (TypeError, ValueError, RuntimeError) as e:
+        fail(f"is not a table of numbers ({e})")
+    if isinstance(rows, (list, tuple)) and _has_non_number(rows):
+        fail("holds a value that is not a number")
+    if not bool(torch.isfinite(tensor).all()):
+        bad = tensor[~torch.isfinite(tensor)][0].item()
+        fail(f"holds a non-finite value ({bad!r}); every weight must be a finite number")
+    return tensor
+
+
+def _has_non_number(rows) -> bool:
+    """True if a leaf is not an int/float (True/False would otherwise become 1.0/0.0)."""
+    for x in rows:
+        if isinstance(x, (list, tuple)):
+            if _has_non_number(x):
+                return True
+        elif isinstance(x, bool) or not isinstance(x, (int, float)):
+            return True
+    return False
+
+
+def model_from_tables(config: GPTConfig, tables: dict, what: str = "model", path: Path | None = None) -> GPT:
     """A float64 GPT in eval mode whose parameters are exactly ``tables`` (name -> nested lists).
 
     Each decimal of the file is read as the nearest float64, as Python's ``float`` does.
+    ``path``: the file the tables came from, named in every error.
     """
+    where = f" in {path}" if path is not None else ""
+    fix = f"; {restore_hint(path)}" if path is not None else ""
+    if not isinstance(tables, dict):
+        raise DamagedFileError(f"weight tables{where} must be an object of name -> table, got "
+                               f"{type(tables).__name__}{fix}")
     model = GPT(config).to(TOY_DTYPE)
-    expected_names = set(model.state_dict())
-    if set(tables) != expected_names:
-        missing = sorted(expected_names - set(tables))
-        extra = sorted(set(tables) - expected_names)
-        raise DamagedFileError(f"weight tables do not fit the {what}: missing {missing}, unexpected {extra}")
-    state = {name: torch.tensor(rows, dtype=TOY_DTYPE) for name, rows in tables.items()}
-    model.load_state_dict(state)     # also checks every table's shape
+    expected = model.state_dict()
+    if set(tables) != set(expected):
+        missing = sorted(set(expected) - set(tables))
+        extra = sorted(set(tables) - set(expected))
+        raise DamagedFileError(f"weight tables{where} do not fit the {what}: missing {missing}, "
+                               f"unexpected {extra}{fix}")
+    state = {name: table_tensor(name, rows, where, fix) for name, rows in tables.items()}
+    for name, tensor in state.items():
+        if tensor.shape != expected[name].shape:
+            raise DamagedFileError(f"table {name!r}{where} has shape {tuple(tensor.shape)}, the {what} "
+                                   f"needs {tuple(expected[name].shape)}{fix}")
+    model.load_state_dict(state)
     return model.eval()
 
 
 def load_model_file(config: GPTConfig, path: Path, what: str) -> GPT:
     """Read a weight file, check it was written for ``config``, and build the model."""
     weights = read_weight_file(path, what)
+    fix = f"; {restore_hint(path)}"
+    if not isinstance(weights, dict):
+        raise DamagedFileError(f"the weight file of the {what} ({path}) must be a JSON object, "
+                               f"got {type(weights).__name__}{fix}")
+    for key in ("config", "tables"):
+        if key not in weights:
+            raise DamagedFileError(f"the weight file of the {what} ({path}) has no {key!r} entry{fix}")
     if weights["config"] != config_summary(config):
-        raise DamagedFileError(f"{path} was written for another config: {weights['config']}")
-    return model_from_tables(config, weights["tables"], what)
+        raise DamagedFileError(f"{path} was written for another config: {weights['config']}{fix}")
+    return model_from_tables(config, weights["tables"], what, path=path)
 
 
 def format_number(x, decimals: int | None = None) -> str:

@@ -62,8 +62,27 @@ def show_tokens(ids, token_bytes=None):
     display(HTML(token_spans_html(ids, token_bytes)))
 
 
+PLAYGROUND_MAX_CHARS = 2_000
+"""The playground shows the tokens of at most this many characters (a pasted blob of a million
+characters would otherwise draw a million spans and freeze the notebook)."""
+
+
+def playground_view(text: str, enc, max_chars: int = PLAYGROUND_MAX_CHARS) -> str:
+    """The HTML the playground shows for ``text``: spans, ids and count of at most
+    ``max_chars`` characters, with a line saying so when the text was longer."""
+    note = ""
+    if len(text) > max_chars:
+        note = (f"<p><b>The text has {len(text):,} characters; showing the tokens of the first "
+                f"{max_chars:,} only</b> (encode the whole text with "
+                f"<code>gpt2_encoding().encode(text)</code>).</p>")
+        text = text[:max_chars]
+    ids = enc.encode(text, allowed_special="all")
+    return note + token_spans_html(ids) + f"<pre>{len(ids)} tokens: {html.escape(str(ids))}</pre>"
+
+
 def token_playground(text: str = "Hi 你!"):
-    """A text box whose tokens (spans, ids, count) update as you type (ipywidgets)."""
+    """A text box whose tokens (spans, ids, count) update as you type (ipywidgets); text longer
+    than :data:`PLAYGROUND_MAX_CHARS` shows its first characters and says so."""
     import ipywidgets as widgets
 
     enc = gpt2_encoding()
@@ -72,9 +91,7 @@ def token_playground(text: str = "Hi 你!"):
     view = widgets.HTML()
 
     def update(_=None):
-        ids = enc.encode(box.value, allowed_special="all")
-        view.value = (token_spans_html(ids)
-                      + f"<pre>{len(ids)} tokens: {html.escape(str(ids))}</pre>")
+        view.value = playground_view(box.value, enc)
 
     box.observe(update, names="value")
     update()
