@@ -13,8 +13,9 @@ the minimum of the rounds and the ratio course / HF of the medians (< 1: the cou
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
 * top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
   the logits) vs ``TopKLogitsWarper`` / ``TopPLogitsWarper`` / ``MinPLogitsWarper``;
-* the pipeline τ 0.8 → top-k 50 → top-p 0.9 → min-p 0.05 → one draw per row: ``apply_batched`` +
-  ``torch.multinomial`` vs ``LogitsProcessorList`` + softmax + ``torch.multinomial``, same seed.
+* the pipeline τ 0.8 → top-k 50 → top-p 0.9 → min-p 0.05 → one draw per row: ``sample_batched``
+  (the filters and ``torch.multinomial`` on the top-k candidates) vs ``LogitsProcessorList`` +
+  softmax + ``torch.multinomial`` over whole rows.
 
 Before timing, each row checks that both sides did the same work: the kept sets are compared row
 by row (``same kept sets 64/64``). They can differ by design (``course_lib.decoding.rules``'
@@ -31,7 +32,7 @@ import time
 
 import torch
 
-from ..decoding.pipeline import SamplingRule, apply_batched
+from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
 
@@ -86,13 +87,19 @@ def cases(z: torch.Tensor):
         warpers, chain = {}, None
 
     def course_pipeline(seed=0):
-        mask, final = apply_batched(rule, z)
-        return mask, torch.multinomial(final, 1, generator=torch.Generator().manual_seed(seed)).squeeze(-1)
+        return sample_batched(rule, z, torch.Generator().manual_seed(seed))
 
     def hf_pipeline(seed=0):
+        probs = torch.softmax(chain(ids, z), dim=-1)
+        return torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)).squeeze(-1)
+
+    def course_kept_draw():
+        mask, final = apply_batched(rule, z)
+        return mask, final, course_pipeline()
+
+    def hf_kept_draw():
         scores = chain(ids, z)
-        probs = torch.softmax(scores, dim=-1)
-        return torch.isfinite(scores), torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)).squeeze(-1)
+        return torch.isfinite(scores), torch.softmax(scores, dim=-1), hf_pipeline()
 
     return [
         (f"temperature {TAU} (incl. softmax)",
@@ -107,7 +114,7 @@ def cases(z: torch.Tensor):
         (f"min-p {M}", course_rule(MIN_P, M), hf_rule(warpers.get("m")),
          course_rule(MIN_P, M), hf_kept(warpers.get("m"))),
         (f"τ {TAU} → top-k → top-p → min-p → draw", course_pipeline, hf_pipeline if hf else None,
-         course_pipeline, hf_pipeline if hf else None),
+         course_kept_draw, hf_kept_draw if hf else None),
     ]
 
 
@@ -119,10 +126,13 @@ def same_work(name, course_fn, hf_fn) -> str:
     if isinstance(c, torch.Tensor) and c.is_floating_point():
         return f"same probabilities up to float32 rounding (max |diff| {float((c - h).abs().max()):.1e})"
     if isinstance(c, tuple):
-        (cm, cids), (hm, hids) = c, h
+        (cm, cp, cids), (hm, hp, hids) = c, h
         rows = int((cm == hm).all(dim=-1).sum())
-        drawn = int((cids == hids).sum())
-        return f"same kept sets {rows}/{cm.shape[0]} rows, same drawn ids {drawn}/{cm.shape[0]} (same seed)"
+        inside = int(cm.gather(1, cids[:, None]).sum() + 0) , int(hm.gather(1, hids[:, None]).sum())
+        return (f"same kept sets {rows}/{cm.shape[0]} rows; final probabilities max |diff| "
+                f"{float((cp - hp.double()).abs().max()):.1e}; drawn ids in the kept sets "
+                f"{inside[0]}/{cm.shape[0]} and {inside[1]}/{cm.shape[0]} (not compared id for id: the "
+                f"course draws among its k candidates, a different random stream)")
     rows = int((c == h).all(dim=-1).sum())
     line = f"same kept sets {rows}/{c.shape[0]} rows"
     if rows != c.shape[0]:
