@@ -162,17 +162,14 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
         bucket, nb = _buckets(probs)
     except TypeError:
         return top_n_mask(key, _top_p_count_exact(probs, p))
-    flat = (bucket + (torch.arange(B) * nb)[:, None]).flatten()   # int64, as bincount wants
+    flat = (bucket + (torch.arange(B, dtype=bucket.dtype) * nb)[:, None]).flatten()   # row r: r·nb + bucket
     mass = torch.bincount(flat, weights=probs.flatten().double(), minlength=B * nb).view(B, nb)
-    count = torch.bincount(flat, minlength=B * nb).view(B, nb)
     above = mass.flip(-1).cumsum(-1).flip(-1)                      # mass of buckets ≥ b
     cross = (above >= p).sum(-1) - 1                               # [B] the bucket where p is crossed
     ok = cross >= 0
     cross = cross.clamp(min=0)
     hi_mass = (above.gather(1, (cross + 1).clamp(max=nb - 1)[:, None]).squeeze(1)
                * (cross + 1 < nb))                                 # mass of buckets above it
-    hi_count = count.flip(-1).cumsum(-1).flip(-1).gather(1, (cross + 1).clamp(max=nb - 1)[:, None]).squeeze(1) \
-        * (cross + 1 < nb)
     ok &= hi_mass < p - _P_MARGIN
     # the crossing bucket's values, sorted, row by row in a padded [B, m] table
     r, c = torch.nonzero(bucket == torch.where(ok, cross, -1).to(bucket.dtype)[:, None], as_tuple=True)
@@ -188,12 +185,12 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
     ok &= (j >= 1) & (j <= m_row)
     ok &= before.gather(1, (j_c - 1)[:, None]).squeeze(1) < p - _P_MARGIN
     ok &= before.gather(1, j_c[:, None]).squeeze(1) >= p + _P_MARGIN
-    n = (hi_count + j)[:, None]
     kq = table.gather(1, (j_c - 1)[:, None])                       # [B, 1] the n-th largest value
     ok &= (table.gather(1, j_c[:, None]) < kq).squeeze(1) | (j == m_row)   # no tie across the cut
     mask = probs >= kq.to(probs.dtype)
     bad = torch.nonzero(~ok).flatten()
-    if bad.numel():
+    if bad.numel():                    # the exact count and the tie path, for these rows only
+        n = torch.zeros(B, 1, dtype=torch.long)
         n[bad] = _top_p_count_exact(probs[bad], p)
         mask = _top_n_rows(mask, bad, key, n)
     return mask
