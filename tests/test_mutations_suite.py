@@ -62,10 +62,10 @@ MUTANTS = [
            ("test_kv_cache_appends_of_several_ids_equal_transformers",
             "test_kv_cache_appends_up_to_the_last_position_row")),
     Mutant("batched rules rank float32 probabilities", "course_lib/decoding/pipeline.py",
-           "        probs = TEMPERATURE.probs_batched(z, rule.temperature)   # float64; τ checked by SamplingRule\n"
-           "    return _filter(rule, probs, z, ~torch.isneginf(z))",
-           "        probs = TEMPERATURE.probs_batched(z, rule.temperature).float()\n"
-           "    return filter_batched(rule, probs)",
+           "    weights, total = _weights(rule, z)\n"
+           "    return _filter(rule, weights, z, _allowed(z), total)",
+           "    weights, total = _weights(rule, z)\n"
+           "    return filter_batched(rule, (weights if total is None else weights / total).float())",
            ("tests/test_decoding_reference.py",),
            ("test_minus_inf_is_never_kept", "test_underflow_cannot_pick_tokens",
             "test_batched_rules_keep_the_per_row_ids")),

@@ -1,68 +1,188 @@
-"""Benchmark: batched top-k / top-p / min-p on [64, 50257] float32 logits vs the per-row loop.
+"""Benchmark: the course's batched sampling rules side by side with Hugging Face ``transformers``.
 
 Not taught: a script beside notebook 07's last section. Run:
 
-    python -m course_lib.bench.sampling            # B = 64, V = 50,257
-    python -m course_lib.bench.sampling --rows 8   # quicker
+    python -m course_lib.bench.sampling                  # [64, 50257] and [1, 50257], 1 and 2 threads
+    python -m course_lib.bench.sampling --threads 1 --rows 64 --rounds 9
 
-For every filter of ``course_lib.decoding.rules.FILTERS``, the reference (:func:`reference_loop`)
-applies the rule's per-row teaching version to each row (Python lists); the batched version is
-the rule's ``mask``. Both must keep the same ids (checked before timing). Timings depend on the
-machine: this is a script, not a test.
+In one process, for float32 logits of GPT-2's width, each row of the table times the course's
+batched version and ``transformers``' logits processor on the same logits, *interleaved*
+(course, HF, course, HF, …) so that noise from other work hits both; it prints the median and
+the minimum of the rounds and the ratio course / HF of the medians (< 1: the course is faster).
+
+* temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
+* top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
+  the logits) vs ``TopKLogitsWarper`` / ``TopPLogitsWarper`` / ``MinPLogitsWarper``;
+* the pipeline τ 0.8 → top-k 50 → top-p 0.9 → min-p 0.05 → one draw per row: ``sample_batched``
+  (the filters and ``torch.multinomial`` on the top-k candidates) vs ``LogitsProcessorList`` +
+  softmax + ``torch.multinomial`` over whole rows.
+
+Before timing, each row checks that both sides did the same work: the kept sets are compared row
+by row (``same kept sets 64/64``). They can differ by design (``course_lib.decoding.rules``'
+docstring): top-k ties (transformers keeps every id tied with the k-th), the tie order and the
+float32 precision of transformers' top-p. Random float32 logits have no ties, so a difference
+is printed with its reason, never hidden. Without ``transformers`` the HF columns are skipped
+with a line saying so. Timings depend on the machine: this is a script, not a test.
 """
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 import torch
 
+from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
-from ..decoding.rules import FILTERS, keep_ids, keep_mask
+from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
 
-# the value each filter is timed with (a filter missing here is not timed)
-BENCH_VALUES = {"top_k": 50, "top_p": 0.9, "min_p": 0.05}
+try:                                             # the comparison is optional
+    from transformers import (LogitsProcessorList, MinPLogitsWarper, TemperatureLogitsWarper,
+                              TopKLogitsWarper, TopPLogitsWarper)
+except ImportError:                              # pragma: no cover - depends on the environment
+    LogitsProcessorList = None
 
-
-def reference_loop(probs: torch.Tensor, rule, value) -> torch.Tensor:
-    """Apply ``rule``'s per-row teaching version row by row (lists of floats): the baseline, [B, V] bool."""
-    mask = torch.zeros_like(probs, dtype=torch.bool)
-    for b in range(probs.shape[0]):
-        mask[b, keep_ids(rule, probs[b].tolist(), value, None)] = True
-    return mask
+TAU, K, P, M = 0.8, 50, 0.9, 0.05
 
 
-def best_time(fn, repeats: int) -> float:
-    """The fastest of ``repeats`` runs, in seconds (the least disturbed by other work)."""
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def interleaved(fns, rounds: int) -> list[list[float]]:
+    """Times of each function, called in turn (a, b, a, b, …), after one warm-up call each."""
+    for fn in fns:
         fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for t, fn in zip(times, fns):
+            t.append(timed(fn))
+    return times
+
+
+def cases(z: torch.Tensor):
+    """(name, course fn, HF fn or None, course kept-mask fn, HF kept-mask fn or None)."""
+    ids = torch.zeros(z.shape[0], 1, dtype=torch.long)
+    hf = LogitsProcessorList is not None
+
+    def course_rule(rule, value):
+        if rule is TOP_K:                        # ranks by the logits: no softmax needed
+            return lambda: keep_mask(rule, z, value, z)
+        return lambda: keep_mask(rule, softmax_with_temperature_batched(z, 1.0), value, z)
+
+    def hf_rule(warper):
+        return (lambda: warper(ids, z)) if hf else None
+
+    def hf_kept(warper):
+        return (lambda: torch.isfinite(warper(ids, z))) if hf else None
+
+    rule = SamplingRule(temperature=TAU, top_k=K, top_p=P, min_p=M)
+    if hf:
+        warpers = {"t": TemperatureLogitsWarper(TAU), "k": TopKLogitsWarper(K),
+                   "p": TopPLogitsWarper(P), "m": MinPLogitsWarper(M)}
+        chain = LogitsProcessorList([warpers["t"], warpers["k"], warpers["p"], warpers["m"]])
+    else:
+        warpers, chain = {}, None
+
+    def course_pipeline(seed=0):
+        return sample_batched(rule, z, torch.Generator().manual_seed(seed))
+
+    def hf_pipeline(seed=0):
+        probs = torch.softmax(chain(ids, z), dim=-1)
+        return torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)).squeeze(-1)
+
+    def course_kept_draw():
+        mask, final = apply_batched(rule, z)
+        return mask, final, course_pipeline()
+
+    def hf_kept_draw():
+        scores = chain(ids, z)
+        return torch.isfinite(scores), torch.softmax(scores, dim=-1), hf_pipeline()
+
+    return [
+        (f"temperature {TAU} (incl. softmax)",
+         lambda: softmax_with_temperature_batched(z, TAU),
+         (lambda: torch.softmax(warpers["t"](ids, z), dim=-1)) if hf else None,
+         lambda: softmax_with_temperature_batched(z, TAU),
+         (lambda: torch.softmax(warpers["t"](ids, z), dim=-1)) if hf else None),
+        (f"top-k {K}", course_rule(TOP_K, K), hf_rule(warpers.get("k")),
+         course_rule(TOP_K, K), hf_kept(warpers.get("k"))),
+        (f"top-p {P}", course_rule(TOP_P, P), hf_rule(warpers.get("p")),
+         course_rule(TOP_P, P), hf_kept(warpers.get("p"))),
+        (f"min-p {M}", course_rule(MIN_P, M), hf_rule(warpers.get("m")),
+         course_rule(MIN_P, M), hf_kept(warpers.get("m"))),
+        (f"τ {TAU} → top-k → top-p → min-p → draw", course_pipeline, hf_pipeline if hf else None,
+         course_kept_draw, hf_kept_draw if hf else None),
+    ]
+
+
+def same_work(name, course_fn, hf_fn) -> str:
+    """A line saying whether both sides kept the same ids (and drew the same ids)."""
+    if hf_fn is None:
+        return ""
+    c, h = course_fn(), hf_fn()
+    if isinstance(c, torch.Tensor) and c.is_floating_point():
+        return f"same probabilities up to float32 rounding (max |diff| {float((c - h).abs().max()):.1e})"
+    if isinstance(c, tuple):
+        (cm, cp, cids), (hm, hp, hids) = c, h
+        rows = int((cm == hm).all(dim=-1).sum())
+        inside = int(cm.gather(1, cids[:, None]).sum() + 0) , int(hm.gather(1, hids[:, None]).sum())
+        return (f"same kept sets {rows}/{cm.shape[0]} rows; final probabilities max |diff| "
+                f"{float((cp - hp.double()).abs().max()):.1e}; drawn ids in the kept sets "
+                f"{inside[0]}/{cm.shape[0]} and {inside[1]}/{cm.shape[0]} (not compared id for id: the "
+                f"course draws among its k candidates, a different random stream)")
+    rows = int((c == h).all(dim=-1).sum())
+    line = f"same kept sets {rows}/{c.shape[0]} rows"
+    if rows != c.shape[0]:
+        line += " (differences: transformers' float32 top-p / tie conventions, see rules.py)"
+    return line
+
+
+def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple[str, float, float | None]]:
+    torch.set_num_threads(threads)
+    z = torch.randn(rows, vocab, generator=torch.Generator().manual_seed(0)) * 3   # float32
+    print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds")
+    print(f"{'':<40}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}")
+    results = []
+    for name, course, hf, course_kept, hf_kept in cases(z):
+        check = same_work(name, course_kept, hf_kept)
+        times = interleaved([course] + ([hf] if hf else []), rounds)
+        cm, cmin = statistics.median(times[0]) * 1e3, min(times[0]) * 1e3
+        if hf:
+            hm, hmin = statistics.median(times[1]) * 1e3, min(times[1]) * 1e3
+            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms{hm:>9.2f} /{hmin:>7.2f} ms{cm / hm:>10.2f}×")
+        else:
+            hm = None
+            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms")
+        if check:
+            print(f"{'':<4}{check}")
+        results.append((name, cm, hm))
+    floor = interleaved([lambda: torch.softmax(z, dim=-1)], rounds)[0]
+    print(f"{'one float32 softmax pass (the floor)':<40}{statistics.median(floor) * 1e3:>9.2f} /"
+          f"{min(floor) * 1e3:>7.2f} ms")
+    return results
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=64, help="batch size B (default 64)")
+    parser.add_argument("--rows", type=int, nargs="+", default=[64, 1], help="batch sizes B (default 64 1)")
     parser.add_argument("--vocab", type=int, default=50_257, help="vocabulary size V (default 50,257)")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    logits = torch.randn(args.rows, args.vocab, generator=torch.Generator().manual_seed(0)) * 3
-    probs = softmax_with_temperature_batched(logits, 1.0)             # float32 [B, V]
-    print(f"B = {args.rows}, V = {args.vocab:,}, float32, {args.threads} thread(s), best of {args.repeats}")
-    print(f"{'rule':<8}{'per-row loop':>14}{'batched':>12}{'speed-up':>11}")
-    for rule in FILTERS:
-        if rule.field not in BENCH_VALUES:
-            continue
-        name, value = rule.field, BENCH_VALUES[rule.field]
-        if not torch.equal(keep_mask(rule, probs, value, None), reference_loop(probs, rule, value)):
-            raise SystemExit(f"{name}: batched and per-row kept sets differ")
-        slow = best_time(lambda: reference_loop(probs, rule, value), max(1, args.repeats - 2))
-        fast = best_time(lambda: keep_mask(rule, probs, value, None), args.repeats)
-        print(f"{name:<8}{slow:>12.3f} s{fast:>10.3f} s{slow / fast:>10.1f}×")
+    import platform
+    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
+          f"{platform.processor() or platform.machine()}")
+    if LogitsProcessorList is None:
+        print("transformers is not installed: the HF columns are skipped (pip install transformers)")
+    else:
+        import transformers
+        print(f"transformers {transformers.__version__}")
+    for threads in args.threads:
+        for rows in args.rows:
+            run(rows, args.vocab, threads, args.rounds)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from .draw import (draw_counts, interval_boundaries, pick_interval, sample_inter
                    sample_interval_ranked, sample_seeded, sample_seeded_batched)
 from .generate import Generation, GenerationStep, RuleChoice, generate, greedy_choice
 from .kv_cost import kv_numbers_per_token, predicted_speedup
-from .pipeline import SamplingRule, SamplingStep, apply_batched, filter_batched
+from .pipeline import SamplingRule, SamplingStep, apply_batched, filter_batched, sample_batched
 from .probs import (entropy, greedy_id, greedy_ids_batched, naive_softmax, random_logit_batch, ranked_batched,
                     ranked_ids, renormalize, renormalize_batched, softmax64_batched, softmax_with_temperature,
                     softmax_with_temperature_batched)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, fields
 
 import torch
 
-from .checks import check_logits, check_prob_rows, check_probs, check_rows
+from .checks import check_logits, check_prob_rows, check_probs, check_temperature
 from .draw import sample_interval
-from .probs import greedy_id, renormalize, renormalize_batched
-from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking
+from .probs import checked_rows, greedy_id, renormalize, renormalize_batched
+from .rules import FILTERS, TEMPERATURE, TOP_K, _allowed, _key_and_allowed, _ranking, top_k_fast
 
 # The fields every repr shows, in this order; a field added later is shown only when set, so
 # the notebooks' printed rules do not change.
@@ -117,15 +117,64 @@ def filter_batched(rule: SamplingRule, probs: torch.Tensor,
     With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
     never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
     current = check_prob_rows(probs).double()
-    return _filter(rule, current, *_key_and_allowed(current, logits))   # inputs checked once
+    key, allowed = _key_and_allowed(current, logits)          # inputs checked once
+    return _filter(rule, current, key, allowed)
 
 
-def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed):
+# A first top-k stage with k at most this fraction of V: the later stages run on its k candidates.
+_CANDIDATE_SHARE = 4
+
+
+def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed, total=None):
+    """Every stage of ``rule`` on ``current`` [B, V] (float64; divided by ``total`` [B, 1]
+    first when given). After a top-k stage only its k candidates can be kept, so the later
+    stages (and the renormalising, whose sums skip only zeros) run on [B, k]: the same values."""
+    stages = rule.stages()
+    B, V = current.shape
+    if stages and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= V:
+        idx, mask_c, current_c = _filter_candidates(stages, current, key, allowed, total)
+        mask = torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx, mask_c)
+        final = torch.zeros(B, V, dtype=torch.float64).scatter_(1, idx, current_c)
+        return mask, final
+    if total is not None:
+        current = current / total
     mask = torch.ones_like(current, dtype=torch.bool) if allowed is None else allowed.clone()
-    for stage, value in rule.stages():
+    for stage, value in stages:
         mask &= stage.mask(current, value, key, allowed)
         current = renormalize_batched(current, mask)
     return mask, current
+
+
+def _filter_candidates(stages, current, key, allowed, total=None):
+    """(candidate ids [B, k] in id order, their keep-mask, their renormalised values)."""
+    _, idx = top_k_fast(key, stages[0][1])                     # the first stage: top-k
+    current_c = current.gather(1, idx)
+    if total is not None:
+        current_c = current_c / total
+    key_c = key.gather(1, idx)
+    allowed_c = None if allowed is None else allowed.gather(1, idx)
+    mask_c = torch.ones_like(current_c, dtype=torch.bool) if allowed_c is None else allowed_c.clone()
+    current_c = renormalize_batched(current_c, mask_c)
+    for stage, value in stages[1:]:
+        mask_c &= stage.mask(current_c, value, key_c, allowed_c)
+        current_c = renormalize_batched(current_c, mask_c)
+    return idx, mask_c, current_c
+
+
+def _weights(rule: SamplingRule, z: torch.Tensor):
+    """Stage 1 for a checked batch: (float64 weights [B, V], their row sums [B, 1] or None).
+    weights / sums is ``TEMPERATURE.probs_batched`` (``softmax64``) bit for bit: exp((z − max z) / τ),
+    added left to right; greedy: the one-hot row at the argmax."""
+    if rule.greedy:
+        best = torch.argmax(z, dim=-1)
+        return torch.nn.functional.one_hot(best, z.shape[-1]).double(), None
+    t = check_temperature(rule.temperature)
+    w = z.double()
+    w.sub_(w.amax(dim=-1, keepdim=True))
+    if t != 1.0:
+        w.div_(t)
+    w.exp_()
+    return w, torch.cumsum(w, dim=-1)[:, -1:]
 
 
 def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -133,10 +182,20 @@ def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tenso
     temperature (or a greedy one-hot), then the filters ranking by the logits. Keeps, row for
     row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32 softmax would
     underflow."""
-    z = check_rows(logits)
-    if rule.greedy:
-        best = torch.argmax(z, dim=-1)
-        probs = torch.nn.functional.one_hot(best, z.shape[-1]).double()
-    else:
-        probs = TEMPERATURE.probs_batched(z, rule.temperature)   # float64; τ checked by SamplingRule
-    return _filter(rule, probs, z, ~torch.isneginf(z))
+    z = checked_rows(logits)
+    weights, total = _weights(rule, z)
+    return _filter(rule, weights, z, _allowed(z), total)
+
+
+def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
+    ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage the draw is
+    among the k candidates only (the others have probability 0): [B] ids."""
+    z = checked_rows(logits)
+    weights, total = _weights(rule, z)
+    stages = rule.stages()
+    if stages and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= z.shape[-1]:
+        idx, _, current_c = _filter_candidates(stages, weights, z, _allowed(z), total)
+        return idx.gather(1, torch.multinomial(current_c, 1, generator=generator)).squeeze(-1)
+    _, final = _filter(rule, weights, z, _allowed(z), total)
+    return torch.multinomial(final, 1, generator=generator).squeeze(-1)
