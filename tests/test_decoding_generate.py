@@ -149,3 +149,45 @@ def test_logits_are_recorded_only_when_asked(deep):
     assert all(step.logits is None for step in plain.steps)
     recorded = generate(deep, [0, 1, 0], max_new_tokens=3, record_logits=True)
     assert plain.ids == recorded.ids and all(len(step.logits) == 12 for step in recorded.steps)
+
+
+@pytest.mark.parametrize("name", ["five", "deep"])
+def test_last_only_gives_the_last_row_of_the_full_forward(name, request):
+    """model(ids, last_only=True): the output layer and the last block run on the last position only,
+    with and without a cache; the row equals the full forward's last row (within rounding)."""
+    model = request.getfixturevalue(name)
+    ids = torch.tensor([[0, 1, 0, 2, 1], [3, 1, 1, 0, 4]])
+    with torch.no_grad():
+        full = model(ids)                                            # (2, 5, V)
+        last = model(ids, last_only=True)                            # (2, 1, V)
+        cache = model.new_cache()
+        prompt_last = model(ids[:, :3], cache=cache, last_only=True)  # the cache still gets every row
+        step = model(ids[:, 3:], cache=cache, last_only=True)
+    assert last.shape == (2, 1, model.config.vocab_size)
+    torch.testing.assert_close(last[:, 0], full[:, -1])
+    torch.testing.assert_close(prompt_last[:, 0], full[:, 2])
+    torch.testing.assert_close(step[:, 0], full[:, -1])
+    assert len(cache) == 5
+
+
+def test_the_cache_makes_room_once_and_grows_when_full(deep):
+    """Room for ``length`` positions is made at the first call; beyond it the storage grows (and keeps
+    the old rows); ``layers`` shows only the positions held."""
+    ids = torch.tensor([[0, 1, 0, 2, 1, 3, 4, 5, 6, 7, 8]])
+    with torch.no_grad():
+        full = deep(ids)[0]
+        for length in (None, 2, 11, 16):
+            cache = deep.new_cache(length)
+            rows = [deep(ids[:, :2], cache=cache)[0]]
+            rooms = {cache.store[0][0].shape[2]}
+            for t in range(2, ids.shape[1]):
+                rows.append(deep(ids[:, t:t + 1], cache=cache)[0])
+                rooms.add(cache.store[0][0].shape[2])
+                assert [kv[0].shape[2] for kv in cache.layers] == [t + 1] * 2
+            torch.testing.assert_close(torch.cat(rows), full)
+            if length is not None and length >= ids.shape[1]:
+                assert rooms == {length}                      # never re-allocated
+            else:
+                assert len(rooms) > 1 and max(rooms) >= ids.shape[1]
+    k_all, _ = cache.layers[1]
+    assert torch.equal(k_all, cache.store[1][0][:, :, :ids.shape[1]])

@@ -4,6 +4,7 @@ No network: a download is only ever attempted with ``download=True`` and is repl
 stand-in for ``hf_hub_download``.
 """
 import hashlib
+import math
 import re
 
 import pytest
@@ -111,6 +112,38 @@ def test_conv1d_weights_are_transposed_and_split(tmp_path):
     assert not any(p.is_meta for p in model.parameters())
 
 
+def test_every_loaded_tensor_is_the_files_own_numbers_as_a_view(tmp_path):
+    """A random GPT-2 written in Hugging Face's layout (bench.gpt2_file) loads back to the same
+    numbers, and the transposed / split tables are views of the file's tensors, not copies."""
+    from safetensors.torch import load_file
+
+    from course_lib.bench.gpt2_file import hf_state_dict, save_random_gpt2
+    config = gpt2_config(n_layer=2, n_embd=16, n_head=4, vocab_size=37, n_positions=12)
+    file = save_random_gpt2(tmp_path, config, seed=3)
+    model = load_gpt2(file)                              # config.json beside the file is read
+    assert model.config == config
+    in_file, loaded = load_file(str(file)), hf_state_dict(model)
+    assert sorted(in_file) == sorted(loaded)
+    for name, t in in_file.items():
+        assert torch.equal(loaded[name], t), name
+    for block in model.blocks:
+        attn = block.attn
+        storages = {lin.weight.untyped_storage().data_ptr() for lin in (attn.query, attn.key, attn.value)}
+        assert len(storages) == 1                        # one c_attn table, three views of it
+        assert attn.key.weight.stride() == (1, 3 * config.n_embd)    # (out, in) view of (in, 3·out)
+        assert block.mlp.up.weight.stride() == (1, config.mlp_hidden)
+    assert model.lm_head.weight is model.token_embedding.weight
+
+
+def test_huge_finite_weights_are_not_called_damaged(tmp_path):
+    """The finiteness check sums each table first; finite values whose sum overflows still load."""
+    file, t = tiny_checkpoint(tmp_path / "big")
+    t["h.0.mlp.c_fc.weight"] = torch.full_like(t["h.0.mlp.c_fc.weight"], 3e38)   # sum: inf in float32
+    save_file(t, str(file))
+    model = load_gpt2(file, config=gpt2_config(**TINY))
+    assert torch.equal(model.blocks[0].mlp.up.weight, t["h.0.mlp.c_fc.weight"].t())
+
+
 def test_download_checks_the_checksum(no_weights_anywhere, tmp_path, monkeypatch):
     import huggingface_hub as hub
 
@@ -179,7 +212,20 @@ def wrong_shape(data, tensors):
     return dict(tensors, **{"h.0.mlp.c_fc.weight": torch.randn(8, 31)}), r"h.0.mlp.c_fc.weight has shape \(8, 31\)"
 
 
-@pytest.mark.parametrize("damage", [truncated, wrong_header, html_page, empty_file, missing_tensor, wrong_shape])
+def nan_weight(data, tensors):
+    w = tensors["h.0.mlp.c_fc.weight"].clone()
+    w[3, 5] = math.nan
+    return dict(tensors, **{"h.0.mlp.c_fc.weight": w}), r"'h.0.mlp.c_fc.weight' holds 1 non-finite value"
+
+
+def inf_weights(data, tensors):
+    w = tensors["wte.weight"].clone()
+    w[0, 0], w[4, 1] = math.inf, -math.inf                # their sum is NaN, each is named
+    return dict(tensors, **{"wte.weight": w}), r"'wte.weight' holds 2 non-finite value"
+
+
+@pytest.mark.parametrize("damage", [truncated, wrong_header, html_page, empty_file, missing_tensor, wrong_shape,
+                                    nan_weight, inf_weights])
 def test_a_damaged_checkpoint_names_the_file_and_says_what_to_do(tmp_path, damage):
     good, tensors = tiny_checkpoint(tmp_path / "good")
     damaged = tmp_path / "damaged" / "model.safetensors"

@@ -182,7 +182,7 @@ def test_ignoring_layer_norm_epsilon_is_caught(eps_pair):
         assert differs(broken(ids), hf(ids).logits)
 
 
-def attention_without_mask_in_appended_blocks(self, x, cache=None, layer=0, trace=None):
+def attention_without_mask_in_appended_blocks(self, x, cache=None, layer=0, trace=None, last_only=False):
     """CausalSelfAttention.forward with a planted bug: the causal mask is applied to the prompt
     and to one-id steps, but forgotten when several ids are appended to a filled cache."""
     B, T, D = x.shape

@@ -101,7 +101,7 @@ def check_prompt(model, prompt_ids, max_new_tokens: int) -> list[int]:
     return ids
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def generate(model, prompt_ids, max_new_tokens: int, choose=greedy_choice, end_id: int | None = None,
              decoder=None, use_cache: bool = True, on_step=None, record_logits: bool = False) -> Generation:
     """Run the loop for at most ``max_new_tokens`` new ids; stop early when ``end_id`` is picked.
@@ -110,12 +110,14 @@ def generate(model, prompt_ids, max_new_tokens: int, choose=greedy_choice, end_i
     :class:`RuleChoice`, or your own). ``decoder``: an object with ``push(id) -> str`` (e.g.
     ``tokenizer.StreamingDecoder``); every new id except the end id is pushed and the text it
     releases is kept per step. ``on_step(step)`` is called after each step (for printing as it
-    streams). ``use_cache=False`` re-runs the whole sequence each step (same ids, more work).
+    streams). ``use_cache=False`` re-runs the whole sequence each step (same ids, more work). Either way
+    the output layer runs on the last position only (``model(..., last_only=True)``).
     ``record_logits=True`` keeps each step's row of logits as a list in ``steps[t].logits``.
     """
     ids = check_prompt(model, prompt_ids, max_new_tokens)
-    cache = model.new_cache() if use_cache else None
-    logits = model(torch.tensor([ids]), cache=cache)           # (1, T, V): the prompt, once
+    cache = model.new_cache(len(ids) + max_new_tokens) if use_cache else None   # room made once
+    # last_only: the output layer runs on the last position only, the one row the rule reads
+    logits = model(torch.tensor([ids]), cache=cache, last_only=True)   # (1, 1, V): the prompt, once
     steps, stopped_by = [], "length"
     for step in range(max_new_tokens):
         row = logits[0, -1]                                     # (V,) the last row
@@ -140,7 +142,7 @@ def generate(model, prompt_ids, max_new_tokens: int, choose=greedy_choice, end_i
         if use_cache:
             logits = model(torch.tensor([[token_id]]), cache=cache)   # (1, 1, V): one new row
         else:
-            logits = model(torch.tensor([ids]))                # (1, T + 1, V): everything again
+            logits = model(torch.tensor([ids]), last_only=True)   # (1, 1, V): everything again
     new_ids = ids[len(ids) - len(steps):]
     return Generation(ids=ids, new_ids=new_ids, stopped_by=stopped_by, steps=steps,
                       text="".join(s.text for s in steps))

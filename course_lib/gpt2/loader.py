@@ -38,6 +38,7 @@ ln_f.*                 ln_f.*
 from __future__ import annotations
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -220,7 +221,10 @@ def check_finite(tensors: dict[str, torch.Tensor], file) -> None:
     """Every tensor of a checkpoint holds finite numbers; a NaN or inf raises
     :class:`DamagedFileError` naming the tensor and the file (else every logit would be NaN)."""
     for name, t in tensors.items():
-        if t.is_floating_point() and not bool(torch.isfinite(t).all()):
+        # one sum per table, no copy of it: NaN or ±inf anywhere makes the sum non-finite; only
+        # then (or if finite values overflow it) are the values checked one by one
+        if (t.is_floating_point() and not math.isfinite(t.sum())
+                and not bool(torch.isfinite(t).all())):
             count = int((~torch.isfinite(t)).sum())
             raise DamagedFileError(f"GPT-2 weights file {file}: tensor {name!r} holds {count} "
                                    f"non-finite value(s) (NaN or inf); the file is damaged. "
@@ -233,6 +237,10 @@ def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig)
     Accepts the official file's names (``h.0.attn.c_attn.weight``) and those written by
     ``GPT2LMHeadModel.save_pretrained`` (``transformer.h.0...``). The attention mask buffers
     (``attn.bias``, ``attn.masked_bias``) are not weights and are skipped.
+
+    No weight is copied: the transposes and the query / key / value thirds are *views* of the
+    file's tensors (``nn.Linear`` multiplies by ``weight.T``, which is then the file's own
+    (in, out) layout), so the loaded model holds each number once.
     """
     hf = {}
     for name, t in tensors.items():
@@ -262,13 +270,13 @@ def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig)
         w = take(h + "attn.c_attn.weight", (D, 3 * D))          # (in, out) = (D, 3D)
         b = take(h + "attn.c_attn.bias", (3 * D,))
         for part, w_part, b_part in zip(("query", "key", "value"), w.split(D, dim=1), b.split(D)):
-            out[ours + f"attn.{part}.weight"] = w_part.t().contiguous()   # (D, D) as (out, in)
-            out[ours + f"attn.{part}.bias"] = b_part.contiguous()
+            out[ours + f"attn.{part}.weight"] = w_part.t()      # (D, D) as (out, in): a view
+            out[ours + f"attn.{part}.bias"] = b_part
         conv1d = {"attn.c_proj": ("attn.output", D, D),
                   "mlp.c_fc": ("mlp.up", D, config.mlp_hidden),
                   "mlp.c_proj": ("mlp.down", config.mlp_hidden, D)}
         for hf_name, (our_name, n_in, n_out) in conv1d.items():
-            out[ours + our_name + ".weight"] = take(h + hf_name + ".weight", (n_in, n_out)).t().contiguous()
+            out[ours + our_name + ".weight"] = take(h + hf_name + ".weight", (n_in, n_out)).t()   # a view
             out[ours + our_name + ".bias"] = take(h + hf_name + ".bias", (n_out,))
     out["ln_f.weight"] = take("ln_f.weight", (D,))
     out["ln_f.bias"] = take("ln_f.bias", (D,))

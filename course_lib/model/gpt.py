@@ -64,26 +64,38 @@ ACTIVATIONS = {
 class KVCache:
     """Keys and values of the positions seen so far, one (k, v) pair per layer.
 
-    Each tensor is (B, H, T_past, d). With the cache, a new token computes one row instead
-    of re-running the whole sequence (notebook 07). Numbers kept per token:
+    Each layer's keys and values are (B, H, T_past, d). With the cache, a new token computes
+    one row instead of re-running the whole sequence (notebook 07). Numbers kept per token:
     2 (k and v) × n_layer × n_embd.
+
+    Storage is allocated once per layer for ``length`` positions (``model.new_cache(length)``;
+    without it, for what the first call needs) and grows by doubling when full: appending a
+    token writes one row in place instead of copying every earlier row (``torch.cat``).
     """
 
-    def __init__(self, n_layer: int):
-        self.layers: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer
+    def __init__(self, n_layer: int, length: int | None = None):
+        self.length = length                 # positions to make room for (None: grow as needed)
+        self.store: list[tuple[torch.Tensor, torch.Tensor] | None] = [None] * n_layer  # (B, H, room, d)
+        self.filled = [0] * n_layer          # positions held, per layer
         self.owner: int | None = None        # id() of the model that first filled it
+
+    @property
+    def layers(self) -> list[tuple[torch.Tensor, torch.Tensor] | None]:
+        """Per layer, (k, v) of the positions held, each (B, H, T_past, d) (views of the storage)."""
+        return [None if kv is None else (kv[0][:, :, :n], kv[1][:, :, :n])
+                for kv, n in zip(self.store, self.filled)]
 
     def check_use(self, model, batch: int) -> None:
         """A cache holds one model's keys for one batch: reusing it with another model or
         another batch size raises a ``ValueError`` that says so (not torch's size mismatch)."""
-        if len(self.layers) != model.config.n_layer:
-            raise ValueError(f"cache was made for a model with {len(self.layers)} layers, this model "
+        if len(self.store) != model.config.n_layer:
+            raise ValueError(f"cache was made for a model with {len(self.store)} layers, this model "
                              f"has {model.config.n_layer}: use model.new_cache()")
         if self.owner is not None and self.owner != id(model):
             raise ValueError("cache belongs to another model: a KV cache holds one model's keys and "
                              "values; use this model's own model.new_cache()")
-        if len(self) and self.layers[-1][0].shape[0] != batch:
-            raise ValueError(f"cache holds a batch of {self.layers[-1][0].shape[0]} sequence(s), the ids "
+        if len(self) and self.store[-1][0].shape[0] != batch:
+            raise ValueError(f"cache holds a batch of {self.store[-1][0].shape[0]} sequence(s), the ids "
                              f"have {batch}: a KV cache serves one batch; start a new one with "
                              f"model.new_cache()")
         self.owner = id(model)
@@ -94,22 +106,28 @@ class KVCache:
         Read from the last layer, which is filled last: while a forward pass is running,
         the layers before it already hold the new positions.
         """
-        last = self.layers[-1]
-        return 0 if last is None else last[0].shape[2]
+        return self.filled[-1]
 
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor):
-        """Add the new positions' k, v to layer ``layer``; return all keys and values."""
-        old = self.layers[layer]
-        if old is not None:
-            k = torch.cat([old[0], k], dim=2)
-            v = torch.cat([old[1], v], dim=2)
-        self.layers[layer] = (k, v)
-        return k, v
+        """Add the new positions' k, v (B, H, T, d) to layer ``layer``; return all keys and
+        values, (B, H, T_past + T, d)."""
+        old, n, T = self.store[layer], self.filled[layer], k.shape[2]
+        if old is None or n + T > old[0].shape[2]:            # first call, or full: make room
+            room = max(n + T, self.length or 0, 2 * old[0].shape[2] if old is not None else 0)
+            grown = tuple(t.new_empty(t.shape[:2] + (room,) + t.shape[3:]) for t in (k, v))
+            if old is not None:
+                grown[0][:, :, :n] = old[0][:, :, :n]
+                grown[1][:, :, :n] = old[1][:, :, :n]
+            self.store[layer] = old = grown
+        old[0][:, :, n:n + T] = k
+        old[1][:, :, n:n + T] = v
+        self.filled[layer] = n + T
+        return old[0][:, :, :n + T], old[1][:, :, :n + T]
 
     def numbers_per_token(self) -> int:
         """Floats stored for each cached token, over all layers, heads, keys and values."""
         total = 0
-        for kv in self.layers:
+        for kv in self.store:
             if kv is not None:
                 total += 2 * kv[0].shape[1] * kv[0].shape[3]
         return total
@@ -133,10 +151,13 @@ class CausalSelfAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.n_head, self.head_dim).transpose(1, 2)
 
-    def forward(self, x, cache: KVCache | None = None, layer: int = 0, trace: dict | None = None):
+    def forward(self, x, cache: KVCache | None = None, layer: int = 0, trace: dict | None = None,
+                last_only: bool = False):
+        """``last_only=True``: only the last position asks (its query), (B, 1, D) out; every
+        position still gives its key and value."""
         B, T, D = x.shape                                   # x is LN_1's output, (B, T, D)
         past = len(cache) if cache is not None else 0       # positions already cached
-        q = self.split_heads(self.query(x))                 # (B, H, T, d)
+        q = self.split_heads(self.query(x[:, -1:] if last_only else x))   # (B, H, T, d) or (B, H, 1, d)
         k = self.split_heads(self.key(x))                   # (B, H, T, d)
         v = self.split_heads(self.value(x))                 # (B, H, T, d)
         if cache is not None:
@@ -144,13 +165,16 @@ class CausalSelfAttention(nn.Module):
         # every query against every key, scaled by sqrt(d)
         scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)  # (B, H, T, past + T)
         # causal mask: query at absolute position past + i may read keys 0 .. past + i
-        q_pos = torch.arange(past, past + T, device=x.device).unsqueeze(1)   # (T, 1)
-        k_pos = torch.arange(past + T, device=x.device).unsqueeze(0)         # (1, past + T)
-        future = k_pos > q_pos                                               # (T, past + T)
-        masked = scores.masked_fill(future, float("-inf"))
+        if q.shape[2] == 1:
+            masked = scores               # one query, the last position: every key is its past or itself
+        else:
+            q_pos = torch.arange(past, past + T, device=x.device).unsqueeze(1)   # (T, 1)
+            k_pos = torch.arange(past + T, device=x.device).unsqueeze(0)         # (1, past + T)
+            future = k_pos > q_pos                                               # (T, past + T)
+            masked = scores.masked_fill(future, float("-inf"))
         weights = torch.softmax(masked, dim=-1)             # each row sums to 1
         heads = weights @ v                                 # (B, H, T, d)
-        merged = heads.transpose(1, 2).contiguous().view(B, T, D)  # heads side by side
+        merged = heads.transpose(1, 2).contiguous().view(B, q.shape[2], D)  # heads side by side
         out = self.output(merged)                           # (B, T, D)
         if trace is not None:
             trace.update(q=q, k=k, v=v, scores=scores, masked_scores=masked,
@@ -186,9 +210,12 @@ class Block(nn.Module):
         self.ln_2 = nn.LayerNorm(config.n_embd, eps=config.layer_norm_eps)
         self.mlp = MLP(config)
 
-    def forward(self, x, cache: KVCache | None = None, layer: int = 0, trace: dict | None = None):
+    def forward(self, x, cache: KVCache | None = None, layer: int = 0, trace: dict | None = None,
+                last_only: bool = False):
+        """``last_only=True``: the output of the last position only, (B, 1, D)."""
         ln1 = self.ln_1(x)                                         # (B, T, D)
-        x1 = x + self.attn(ln1, cache=cache, layer=layer, trace=trace)  # residual add
+        attended = self.attn(ln1, cache=cache, layer=layer, trace=trace, last_only=last_only)
+        x1 = (x[:, -1:] if last_only else x) + attended            # residual add
         ln2 = self.ln_2(x1)                                        # (B, T, D)
         x2 = x1 + self.mlp(ln2, trace=trace)                       # residual add
         if trace is not None:
@@ -232,12 +259,16 @@ class GPT(nn.Module):
                 f"table ({self.config.n_positions} rows)")
         return ids.long()
 
-    def forward(self, ids, cache: KVCache | None = None, trace: dict | None = None):
+    def forward(self, ids, cache: KVCache | None = None, trace: dict | None = None,
+                last_only: bool = False):
         """Logits for every position, (B, T, V).
 
         ``cache``: a :class:`KVCache`; the ids are then the *new* tokens only, placed after
         the cached ones. ``trace``: a dict that is filled with every intermediate (see
-        :meth:`forward_trace`).
+        :meth:`forward_trace`). ``last_only=True``: logits of the last position only,
+        (B, 1, V) — all that generation reads: the output layer and the last block (after its
+        keys and values) run on one row (for GPT-2 it skips T − 1 products of a 768-vector with
+        the 50,257-row table). Earlier rows are not needed there: nothing after reads them.
         """
         past = len(cache) if cache is not None else 0
         ids = self.check_ids(ids, past)
@@ -253,7 +284,8 @@ class GPT(nn.Module):
                          position_vectors=position_vectors, x0=x, layers=[])
         for i, block in enumerate(self.blocks):
             layer_trace = {} if trace is not None else None
-            x = block(x, cache=cache, layer=i, trace=layer_trace)     # (B, T, D)
+            last = last_only and i == len(self.blocks) - 1            # the last block: one row out
+            x = block(x, cache=cache, layer=i, trace=layer_trace, last_only=last)   # (B, T or 1, D)
             if trace is not None:
                 trace["layers"].append(layer_trace)
         h = self.ln_f(x)                                              # H (B, T, D)
@@ -275,9 +307,10 @@ class GPT(nn.Module):
         logits = self.forward(ids, cache=cache, trace=trace)
         return logits, trace
 
-    def new_cache(self) -> KVCache:
-        """An empty KV cache for this model."""
-        return KVCache(self.config.n_layer)
+    def new_cache(self, length: int | None = None) -> KVCache:
+        """An empty KV cache for this model (room for ``length`` positions made at the first
+        call; it grows when needed)."""
+        return KVCache(self.config.n_layer, length)
 
     def num_parameters(self) -> int:
         """Distinct parameters (a tied table counts once)."""

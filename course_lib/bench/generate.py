@@ -1,0 +1,117 @@
+"""Benchmark: the course's ``generate`` side by side with Hugging Face ``transformers``' ``generate``.
+
+Not taught: a script beside notebook 07 (sampling). Run:
+
+    python -m course_lib.bench.generate                      # 64 greedy tokens, 1 and 2 threads
+    python -m course_lib.bench.generate --tokens 32 --threads 1 --rounds 5
+
+GPT-2 small's architecture with random (seeded) weights is written once to a temporary
+``model.safetensors`` in Hugging Face's layout (``bench.gpt2_file``); the course loads it with
+``gpt2.load_gpt2`` and transformers with ``GPT2LMHeadModel.from_pretrained``, so both run the same
+numbers. Each case generates the same greedy tokens from the same 5-token prompt, with the KV
+cache and without it (every step reruns the whole sequence), the two libraries called in turn
+(course, HF, course, HF, …) so that noise from other work hits both. It prints, per token, the
+median and minimum over the rounds and the ratio course / HF of the medians (< 1: the course is
+faster), and whether both produced the same ids. Without ``transformers`` the HF columns are
+skipped with a line saying so. Timings depend on the machine: this is a script, not a test.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+
+import torch
+
+from ..decoding.generate import generate
+from ..gpt2.loader import load_gpt2
+from .gpt2_file import save_random_gpt2
+
+try:                                             # the comparison is optional
+    import transformers
+except ImportError:                              # pragma: no cover - depends on the environment
+    transformers = None
+
+PROMPT_IDS = [464, 3616, 286, 1204, 318]     # "The meaning of life is"
+
+
+def hf_model(folder):
+    """transformers' GPT-2 from the same file, or None without transformers."""
+    if transformers is None:
+        return None
+    transformers.logging.set_verbosity_error()
+    return transformers.GPT2LMHeadModel.from_pretrained(folder).eval()
+
+
+def course_ids(model, tokens: int, use_cache: bool) -> list[int]:
+    return generate(model, PROMPT_IDS, tokens, use_cache=use_cache).ids
+
+
+def hf_ids(model, tokens: int, use_cache: bool) -> list[int]:
+    with torch.inference_mode():
+        out = model.generate(torch.tensor([PROMPT_IDS]), attention_mask=torch.ones(1, len(PROMPT_IDS), dtype=torch.long),
+                             max_new_tokens=tokens, min_new_tokens=tokens, do_sample=False,
+                             use_cache=use_cache, pad_token_id=model.config.eos_token_id)
+    return out[0].tolist()
+
+
+def interleaved(fns, rounds: int) -> list[list[float]]:
+    """Seconds of each function, called in turn (a, b, a, b, …) ``rounds`` times."""
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for t, fn in zip(times, fns):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return times
+
+
+def run(ours, theirs, tokens: int, threads: int, rounds: int) -> list[tuple[str, float, float | None]]:
+    torch.set_num_threads(threads)
+    print(f"\n{threads} thread(s), {tokens} new tokens, {rounds} interleaved rounds, ms per token")
+    print(f"{'':<28}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}")
+    results = []
+    for use_cache in (True, False):
+        name = "greedy, KV cache" if use_cache else "greedy, no cache (rerun all)"
+        fns = [lambda: course_ids(ours, tokens, use_cache)]
+        if theirs is not None:
+            fns.append(lambda: hf_ids(theirs, tokens, use_cache))
+        first = [fn() for fn in fns]                               # warm-up, and the ids compared
+        times = interleaved(fns, rounds)
+        cm, cmin = statistics.median(times[0]) / tokens * 1e3, min(times[0]) / tokens * 1e3
+        if theirs is not None:
+            hm, hmin = statistics.median(times[1]) / tokens * 1e3, min(times[1]) / tokens * 1e3
+            print(f"{name:<28}{cm:>9.2f} /{cmin:>7.2f} ms{hm:>9.2f} /{hmin:>7.2f} ms{cm / hm:>10.2f}×")
+            same = first[0] == first[1]
+            print(f"{'':<4}same ids: {'yes' if same else 'NO'} ({len(first[0]) - len(PROMPT_IDS)} new "
+                  f"tokens{'' if same else '; course ' + str(first[0][5:]) + ' HF ' + str(first[1][5:])})")
+        else:
+            hm = None
+            print(f"{name:<28}{cm:>9.2f} /{cmin:>7.2f} ms")
+        results.append((name, cm, hm))
+    return results
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=64, help="new tokens per run (default 64)")
+    parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    print(f"torch {torch.__version__}, GPT-2 small architecture, random weights (seed {args.seed}) "
+          f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens")
+    if transformers is None:
+        print("transformers is not installed: the HF columns are skipped (pip install transformers)")
+    else:
+        print(f"transformers {transformers.__version__}")
+    with tempfile.TemporaryDirectory() as folder:
+        save_random_gpt2(folder, seed=args.seed)
+        ours, theirs = load_gpt2(folder), hf_model(folder)
+        for threads in args.threads:
+            run(ours, theirs, args.tokens, threads, args.rounds)
+
+
+if __name__ == "__main__":
+    main()
