@@ -57,6 +57,20 @@ def test_batched_filters_keep_the_same_ids_every_row(probs, row_lists, batched, 
     test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=range(B))
 
 
+def test_top_k_from_the_logits_alone_keeps_the_same_ids():
+    """keep_mask(TOP_K, None, k, logits): no probabilities needed, the same ids as with them."""
+    from course_lib.decoding.rules import TOP_K, TOP_P, keep_mask
+    torch.manual_seed(7)
+    logits = torch.round(torch.randn(FAST_B, V) * 20) / 10                  # ties at the cut
+    logits[1, :500] = -math.inf
+    for k in (1, 50, 1000):
+        expected = keep_mask(TOP_K, SB.softmax_with_temperature_batched(logits, 1.0), k, logits)
+        assert torch.equal(keep_mask(TOP_K, None, k, logits), expected)
+        assert int(expected.sum()) == FAST_B * k
+    with pytest.raises(ValueError, match="only top-k"):
+        keep_mask(TOP_P, None, 0.9, logits)
+
+
 def test_the_rows_really_have_ties_at_the_top_k_boundary(probs):
     sorted_row = torch.sort(probs[0], descending=True).values
     assert (sorted_row[49] == sorted_row[50]).item()    # k = 50 must break a tie by id

@@ -69,7 +69,7 @@ def cases(z: torch.Tensor):
 
     def course_rule(rule, value):
         if rule is TOP_K:                        # ranks by the logits: no softmax needed
-            return lambda: keep_mask(rule, z, value, z)
+            return lambda: keep_mask(rule, None, value, z)
         return lambda: keep_mask(rule, softmax_with_temperature_batched(z, 1.0), value, z)
 
     def hf_rule(warper):

@@ -288,9 +288,15 @@ def keep_ids(rule, probs, value, logits=None) -> list[int]:
     return rule.ids(q, value, *_ranking(q, logits))
 
 
-def keep_mask(rule, probs: torch.Tensor, value, logits: torch.Tensor | None = None) -> torch.Tensor:
-    """Which ids ``rule`` keeps in each row of [B, V] ``probs`` (its check, then its ``mask``)."""
+def keep_mask(rule, probs: torch.Tensor | None, value, logits: torch.Tensor | None = None) -> torch.Tensor:
+    """Which ids ``rule`` keeps in each row of [B, V] ``probs`` (its check, then its ``mask``).
+    Top-k reads only the ranking: with ``logits`` given, ``probs`` may be None (no softmax)."""
     value = rule.check(value)
+    if probs is None:
+        if rule is not TOP_K or logits is None:
+            raise ValueError("probs is None: only top-k with logits given can do without probabilities")
+        z = checked_rows(logits)
+        return rule.mask(z, value, z, _allowed(z))
     return rule.mask(check_prob_rows(probs), value, *_key_and_allowed(probs, logits))
 
 
