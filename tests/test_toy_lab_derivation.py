@@ -1,6 +1,6 @@
 """Re-derive the lab model's weights from the article's figures and compare with the file.
 
-Marked slow (about 25 s on one core): part of the full run; ``pytest -m "not slow"`` leaves it out.
+Marked slow (about 6 s on one core: the polish loop replays the unchanged part of the forward pass, derive_lab.OutputLayerOnly): part of the full run; ``pytest -m "not slow"`` leaves it out.
 """
 import inspect
 
@@ -27,3 +27,31 @@ def test_derivation_reproduces_the_shipped_weights():
     assert len(lab_model_figures) == 11
     for figure_id in lab_model_figures:
         check_figure(figure_id, **compute(figure_id, model))
+
+
+def test_the_output_layer_only_forward_gives_the_full_forwards_numbers():
+    """derive_lab.OutputLayerOnly (the polish loop's shortcut) replays LN_f's output and the cached
+    keys and values per id sequence: every figure value and every generated step's logits are
+    bit for bit those of the full forward pass, also after the output biases change."""
+    import torch
+
+    from course_lib.toys.lab import greedy_generation
+    model = LAB.load()
+    shipped = model.lm_head.bias.detach().clone()
+
+    def everything():
+        run = greedy_generation(model, record_logits=True)
+        return ([compute(fid, model) for fid in lab_derivation.BIAS_FIGURES],
+                run.ids, [step.logits for step in run.steps], model(torch.tensor([[0, 1, 2, 3]])).tolist())
+
+    shifts = (0.0, 0.25, -3.0)            # -3: another greedy path, after the prompt's replayed cache
+    full = {}
+    for shift in shifts:
+        lab_derivation.with_biases(model, (shipped + shift * torch.arange(12) / 12).tolist())
+        full[shift] = everything()
+    assert full[-3.0][1] != full[0.0][1]
+    with lab_derivation.OutputLayerOnly(model) as memo:
+        for shift in shifts + shifts:
+            lab_derivation.with_biases(model, (shipped + shift * torch.arange(12) / 12).tolist())
+            assert everything() == full[shift], shift
+    assert memo.seen and "forward" not in vars(model)              # it was used, and removed after

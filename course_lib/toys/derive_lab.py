@@ -243,9 +243,54 @@ def structure_margin(model) -> float:
                math.log(p6[1] / p6[2]), math.log(p7[0] / p7[1]))
 
 
+class OutputLayerOnly:
+    """While only ``lm_head`` changes (polishing moves the output biases), everything before it
+    gives the same numbers for the same ids. Installed on a model (``with OutputLayerOnly(model):``),
+    its forward pass remembers, per id sequence, LN_f's output h and the keys and values it
+    appended to the KV cache; the next time the same ids arrive after the same cached ids it
+    appends those keys and values again and runs only the output layer — the same numbers the full
+    pass gives, bit for bit (tests/test_toy_lab_derivation.py), for a fraction of the work."""
+
+    def __init__(self, model):
+        self.model, self.seen = model, {}
+
+    def __enter__(self):
+        self.model.forward = self.forward          # nn.Module.__call__ finds it before GPT.forward
+        return self
+
+    def __exit__(self, *exc):
+        del self.model.forward
+
+    def forward(self, ids, cache=None, trace=None, last_only: bool = False):
+        model = self.model
+        if trace is not None:
+            return type(model).forward(model, ids, cache=cache, trace=trace, last_only=last_only)
+        before = getattr(cache, "ids_seen", ()) if cache is not None else None
+        ids = model.check_ids(ids, len(cache) if cache is not None else 0)
+        key = (before, tuple(map(tuple, ids.tolist())), last_only)
+        if key not in self.seen:
+            past = len(cache) if cache is not None else 0
+            run: dict = {}
+            type(model).forward(model, ids, cache=cache, trace=run, last_only=last_only)
+            kv = [(layer["k"][:, :, past:].clone(), layer["v"][:, :, past:].clone()) for layer in run["layers"]]
+            self.seen[key] = (run["h"], kv if cache is not None else None)
+        elif cache is not None:
+            cache.check_use(model, ids.shape[0])
+            for layer, (k, v) in enumerate(self.seen[key][1]):
+                cache.append(layer, k, v)
+        if cache is not None:
+            cache.ids_seen = key[:2]
+        return model.lm_head(self.seen[key][0])
+
+
 def polish(model, thousandths: list[int]) -> list[int]:
     """Steepest ascent on the 0.001 grid: move one bias, or two in opposite directions, by
     0.001 while the sorted slacks of the printed figures improve (smallest first)."""
+    with OutputLayerOnly(model):
+        return _polish(model, thousandths)
+
+
+def _polish(model, thousandths: list[int]) -> list[int]:
     n = len(thousandths)
     moves = [{i: s} for i in range(n) for s in (1, -1)]
     moves += [{i: s, j: -s} for i, j in itertools.combinations(range(n), 2) for s in (1, -1)]
