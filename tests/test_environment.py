@@ -70,7 +70,7 @@ def test_readme_commands_are_the_ones_ci_and_binder_use():
 
 def test_top_level_layout():
     expected = {"notebooks", "course_lib", "data", "environment.yml", "README.md", "tests", "LICENSE",
-                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore"}
+                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore", "apt.txt"}
     present = {p.name for p in ROOT.iterdir()} - {".git", ".venv", ".pytest_cache", "artifacts", "build"}
     present = {p for p in present if not p.endswith(".egg-info")}
     assert present == expected, present ^ expected
@@ -144,3 +144,10 @@ def test_readme_install_instructions():
     assert 'LAB_ARGS="--port 8899 --no-browser"' in readme
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert notebook.stem in readme, notebook.stem
+
+
+def test_binder_and_ci_install_the_cjk_and_emoji_fonts():
+    packages = (ROOT / "apt.txt").read_text(encoding="utf-8").split()
+    assert packages == ["fonts-noto-cjk", "fonts-noto-color-emoji"]
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "$(cat apt.txt)" in run and "apt-get install" in run

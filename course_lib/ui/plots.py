@@ -11,6 +11,9 @@ import numpy as np
 import torch
 
 from .palette import SAMPLING_COLORS
+from .fonts import use_readable_fonts
+
+use_readable_fonts()   # 你 in a plot: a CJK font behind DejaVu Sans when installed, no glyph warnings
 
 # ---------------------------------------------------------------------------- five-token model
 # (notebooks 02 embeddings, 03 attention, 04 block, 05 lm_head, 06 loss)
