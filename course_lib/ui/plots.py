@@ -132,6 +132,21 @@ def temperature_curves(probs_by_temperature, temperatures, labels, ax=None, titl
     return ax
 
 
+def grouped_bars(rows, names, labels, ax=None, title="", ylabel=""):
+    """Several distributions side by side: one group of bars per token, one colour per row
+    (e.g. the same logits at τ = 0.3, 1.0 and 1.5)."""
+    data = _array(rows)
+    ax = ax or plt.subplots(figsize=(6, 3))[1]
+    width = 0.8 / len(data)
+    for k, (name, row) in enumerate(zip(names, data)):
+        ax.bar(np.arange(len(row)) + width * (k - (len(data) - 1) / 2), row, width=width, label=name)
+    ax.set_xticks(range(data.shape[1]), labels)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    ax.set_title(title)
+    return ax
+
+
 def cumulative_mass(probs, top_p, labels, kept=None, ax=None, title=""):
     """Ranked probabilities as bars, their running sum as a step line, the p line, the kept prefix.
 
