@@ -235,7 +235,7 @@ def lab_embedding_tables(E, P, token_labels, position_labels, axes=None):
     with one decimal (its entries are multiples of 0.5)."""
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(8, 4.2), gridspec_kw={"width_ratios": [1, 1]})
-    features = [f"f{i + 1}" for i in range(_array(E).shape[1])]
+    features = [f"f{i}" for i in range(_array(E).shape[1])]   # from 0, like the tensors (and E, P of 02)
     heatmap(E, token_labels, features, "token table E", axes[0], decimals=1)
     heatmap(P, position_labels, features, "position table P", axes[1], decimals=1)
     return axes
