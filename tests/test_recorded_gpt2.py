@@ -54,7 +54,8 @@ def test_recorded_chart_says_it_is_recorded():
 def test_without_weights_the_hint_is_a_call_that_works_in_a_cell(no_weights_anywhere):
     model, line = gpt2.gpt2_or_hint(WHAT)
     assert model is None
-    assert fetch.DOWNLOAD_CALL in line and WHAT in line
+    assert fetch.DOWNLOAD_CALL in line and WHAT in " ".join(line.split())
+    assert all(len(row) <= 88 for row in line.splitlines())
     assert "python -m" not in line                 # no shell command that needs .venv on PATH
     scope = {}
     exec(compile(fetch.DOWNLOAD_CALL.replace("course_lib.gpt2.download()", "call = course_lib.gpt2.download"),

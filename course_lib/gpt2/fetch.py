@@ -24,8 +24,12 @@ def download(cache_dir=None) -> Path:
 
 def download_hint(what: str) -> str:
     """The line a GPT-2 cell prints when the weights are simply not on this machine."""
-    return (f"[GPT-2 weights not found: this cell would {what}. To get them (548 MB, once), run "
-            f"this in a cell: {DOWNLOAD_CALL} — or set {WEIGHTS_ENV}; see the README.]")
+    import textwrap
+
+    text = (f"[GPT-2 weights not found: this cell would {what}. To get them (548 MB, once), run "
+            f"this in a cell:\n    {DOWNLOAD_CALL}\nor set {WEIGHTS_ENV}; see the README.]")
+    return "\n".join(textwrap.fill(line, 88, subsequent_indent="  ") if len(line) > 88 else line
+                     for line in text.splitlines())
 
 
 def gpt2_or_hint(what: str):

@@ -31,11 +31,13 @@ NOTEBOOK_STAGES = {
 
 
 def pipeline_text(here: list[str]) -> str:
-    """The map as text: ``ids → embeddings → [attention] → … → loss / sampling → next id``."""
+    """The map as text (two lines, for an 88-column cell), the current stage in [brackets]:
+    ``ids → embeddings → [attention] → … → logits`` / ``→ loss / sampling → next id``."""
     mark = lambda name: f"[{name}]" if name in here else name          # noqa: E731
-    line = " → ".join(mark(n) for n in NAMES[:6]) + f" → {mark('loss')} / {mark('sampling')} → {mark('next id')}"
+    line = " → ".join(mark(n) for n in NAMES[:6])
+    end = f"→ {mark('loss')} / {mark('sampling')} → {mark('next id')}"
     notebooks = sorted({nb for name, _, nb in STAGES if name in here})
-    return (f"the pipeline: {line}\n"
+    return (f"the pipeline: {line}\n              {end}\n"
             f"you are here: {', '.join(here)} (notebook {', '.join(notebooks)})")
 
 
