@@ -12,7 +12,8 @@ Where each notebook's code lives
     05_lm_head     ``model.lm_head``, ``gpt2.config``, ``gpt2.loader``
     06_loss        ``model.loss``, ``figures.margins`` (float32 vs float64)
     07_sampling    ``decoding.*`` (rules, pipeline, draw, generate, kv_cost, stats), ``ui.panel``
-    every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``
+    every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``,
+                   ``ui.pipeline_map`` (the map at the top), ``ui.checks`` (the checks' summary line)
 
 The layers
     ``data``       finds data/ (``$COURSE_DATA_DIR`` or the checkout above the package) and reads it;
@@ -21,7 +22,7 @@ The layers
     ``tokens``     ``bpe``, ``streaming``, ``vocab``
     ``model``      ``gpt`` (``GPTConfig``, ``GPT``, ``KVCache``), ``embeddings``, ``attention``, ``lm_head``, ``loss``
     ``gpt2``       ``config`` (GPT-2 small as a GPTConfig), ``loader`` (its real weights);
-                   ``python -m course_lib.gpt2 [--download]``
+                   ``fetch.download()`` from a notebook cell; ``python -m course_lib.gpt2 [--download]``
     ``toys``       ``spec.ToyModel``; ``five_token.FIVE_TOKEN`` and ``lab.LAB``; ``weights``;
                    ``derive_five_token`` and ``derive_lab`` (how their weights were made)
     ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
