@@ -8,17 +8,9 @@ from course_lib.data import ChecksumError
 from course_lib.figures.registry import figure
 from course_lib.gpt2 import HF_REVISION, WEIGHTS_ENV, fetch, loader
 from course_lib.ui import recorded
+from test_gpt2_loader import no_weights_anywhere  # noqa: F401  (the fixture: a machine without GPT-2)
 
 WHAT = "show GPT-2's five most likely tokens after 'The meaning of life is'"
-
-
-@pytest.fixture
-def no_weights_anywhere(tmp_path, monkeypatch):
-    cache = tmp_path / "hf_cache"
-    cache.mkdir()
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    monkeypatch.delenv(WEIGHTS_ENV, raising=False)
-    return cache
 
 
 def test_recorded_top5_is_the_registry_entry_labelled_as_recorded():
