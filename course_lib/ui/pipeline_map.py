@@ -96,10 +96,12 @@ class PipelineMap:
                     arrowprops=arrow)
         # the loop: the next id is appended and the model runs again
         nx, ny = place["next id"]
-        ax.annotate("", xy=(0.46, -height / 2 + 0.05), xytext=(nx + 0.46, ny - height / 2 + 0.05),
-                    arrowprops=dict(arrowstyle="->", color="#999", lw=1, linestyle="--",
-                                    connectionstyle="bar,fraction=-0.06"))
-        ax.text(3.6, -0.74, "append the new id and run the model again", ha="center", va="center",
+        low = -0.86
+        loop = dict(color="#999", lw=1, linestyle="--")
+        ax.plot([nx + 0.46, nx + 0.46, 0.46], [ny - height / 2 + 0.08, low, low], **loop)
+        ax.annotate("", xy=(0.46, -height / 2 + 0.08), xytext=(0.46, low),
+                    arrowprops=dict(arrowstyle="->", color="#999", lw=1, linestyle="--"))
+        ax.text(3.6, low + 0.09, "append the new id and run the model again", ha="center", va="center",
                 fontsize=7.5, color="#777", family="DejaVu Sans")
         return fig
 
