@@ -362,6 +362,13 @@ def test_every_notebook_opens_with_the_map_and_every_character_readable(request)
                     span = page.locator(".jp-OutputArea-output span", has_text="你").first
                     span.scroll_into_view_if_needed()
                     span.screenshot(path=str(ARTIFACTS / "glyph_ni.png"))
+                    # the Checks cell: one summary line, the ✓ lines folded in a closed <details>
+                    checks = page.locator(".jp-OutputArea-output:has(details)")
+                    assert checks.count() == 1
+                    assert checks.first.locator("details").get_attribute("open") is None
+                    shown = checks.first.inner_text()
+                    assert re.match(r"✓ \d+ values of \d+ figures match the articles", shown), shown
+                    assert "✓ interface.tok.hi_ni · ids" not in shown          # folded away
                 if name.startswith("05"):
                     recorded = page.locator(".jp-OutputArea-output", has_text="RECORDED by the article")
                     assert recorded.count(), "notebook 05 does not show GPT-2's recorded top-5"
