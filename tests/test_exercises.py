@@ -74,6 +74,18 @@ def test_a_missing_return_and_a_crash_each_give_one_line():
     assert not result.passed and "pass the function" in result.hint
 
 
+def test_a_function_that_calls_an_unwritten_stub_says_which():
+    def attention_head(q, k, v):
+        mask = make_causal_mask(q.shape[-2])
+        return mask, mask
+
+    def make_causal_mask(T):
+        raise NotImplementedError
+
+    result = check("attention_head", attention_head)
+    assert result.attempted and result.hint == "your function calls make_causal_mask, which is not written yet: do that exercise first"
+
+
 def test_the_result_object_is_what_a_grading_script_reads(capsys):
     result = check("top_k_filter", SOLVED["top_k_filter"])
     assert bool(result) and result.name == "top_k_filter" and str(result) == result.message
@@ -115,23 +127,17 @@ def _merge_all(parts, pair):
     return out
 
 
-def bpe_highest_rank_first(word, ranks):
-    parts = list(word)
-    while (known := [p for p in zip(parts, parts[1:]) if p in ranks]):
-        parts = _merge_all(parts, max(known, key=ranks.get))
-    return parts
-
-
 def _merge_all_from_the_right(parts, pair):
     """_merge_all scanning from the word's end: the word and every piece spelled backwards."""
     backwards = _merge_all([p[::-1] for p in parts[::-1]], (pair[1][::-1], pair[0][::-1]))
     return [p[::-1] for p in backwards[::-1]]
 
 
-def bpe_right_to_left(word, ranks):
+def bpe_loop(word, ranks, pick=min, merge=_merge_all):
+    """A merge loop with one step swapped: which pair (``pick``) or how it is merged (``merge``)."""
     parts = list(word)
     while (known := [p for p in zip(parts, parts[1:]) if p in ranks]):
-        parts = _merge_all_from_the_right(parts, min(known, key=ranks.get))
+        parts = merge(parts, pick(known, key=ranks.get))
     return parts
 
 
@@ -261,8 +267,8 @@ MISTAKES = [
     ("byte_table", "identity table", lambda: {b: chr(b) for b in range(256)}, "byte 0 ('\\x00') is not printable"),
     ("byte_table", "Latin-1 shifted wholesale", lambda: {b: chr(b + 256) for b in range(256)}, "byte 33 ('!') is printable: it must map to itself"),
     ("byte_table", "only 255 entries", lambda: {b: chr(b + 256) for b in range(255)}, "one entry for each byte value 0..255"),
-    ("bpe_merge", "highest rank first", bpe_highest_rank_first, "merge the pair with the LOWEST rank first"),
-    ("bpe_merge", "merges right to left", bpe_right_to_left, "scan left to right"),
+    ("bpe_merge", "highest rank first", lambda w, r: bpe_loop(w, r, pick=max), "merge the pair with the LOWEST rank first"),
+    ("bpe_merge", "merges right to left", lambda w, r: bpe_loop(w, r, merge=_merge_all_from_the_right), "scan left to right"),
     ("bpe_merge", "one merge step only", bpe_one_step_only, "keep merging until no adjacent pair has a rank"),
     ("stream_decode", "decodes each id with errors='replace'", _stream_each("replace"), "you showed U+FFFD"),
     ("stream_decode", "decodes each id with errors='ignore'", _stream_each("ignore"), "keep the held-back bytes"),
