@@ -1,7 +1,8 @@
 """course_lib: the verified code behind the course notebooks — the map.
 
 One subpackage per layer; every module's docstring says which notebook teaches it. Lower
-layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench).
+layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench,
+exercises).
 
 Where each notebook's code lives
     01_tokenizer   ``tokens.bpe`` (BPE by hand, tiktoken offline), ``tokens.streaming``
@@ -36,5 +37,8 @@ The layers
                    ``margins``
     ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``
     ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
+    ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
+                   exercise, ``check_<name>(fn)`` → ``Result``; ``check_notebook`` for grading;
+                   worked solutions in notebooks/solutions/exercise_solutions.ipynb
 """
 __version__ = "0.1.0"
