@@ -35,7 +35,8 @@ The layers
                    figure id in ``interface``, ``lab``, ``decoding``, ``gpt2`` — data/figures.json's
                    ``"computer"`` field names it (``"lab.top_p"`` → ``course_lib.figures.lab:top_p``);
                    ``margins``
-    ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``
+    ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``, ``pipeline_map`` (the map),
+                   ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``
     ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
                    exercise, ``check_<name>(fn)`` → ``Result``; ``check_notebook`` for grading;
