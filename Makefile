@@ -1,15 +1,19 @@
 # The course's two commands (README): `make lab` opens it, `make test` checks it.
-# Both create .venv with Python ≥ 3.11 and install course_lib and its pinned dependencies
-# the first time (and again whenever pyproject.toml or .ci/constraints.txt changes); every
-# other package is held at the version in .ci/constraints.txt.
-
+# `make lab` creates .venv with Python ≥ 3.11 and installs course_lib with its runtime
+# dependencies only; `make test` adds the test extras (pytest, nbval, transformers,
+# playwright…) to the same .venv. Each step runs the first time and again whenever
+# pyproject.toml or .ci/constraints.txt changes; every package is held at the version in
+# .ci/constraints.txt.
 PYTHON ?= python3
 # Optional: a pip index that serves CPU-only torch wheels, for a smaller download on Linux
 # (see README). Empty: pip's usual configuration.
 TORCH_INDEX ?=
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+STAMP := $(VENV)/.installed-runtime
+TEST_STAMP := $(VENV)/.installed-test
+# options for `jupyter lab`, e.g. make lab LAB_ARGS="--port 8899 --no-browser"
+LAB_ARGS ?=
 # verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
 # is on the line that differs (pytest otherwise cuts identical leading characters)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
@@ -35,25 +39,36 @@ SCALAR := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 NOT_FIGURE_TESTS := tests/test_mutations.py tests/test_browser_panel.py tests/test_tokenizer.py tests/test_gpt2.py
 FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure|margins' tests/test_*.py))
 
-.PHONY: setup lab test
+.PHONY: setup setup-test lab test
 
+PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
+
+# the runtime: what a learner needs to read and run the notebooks
 $(STAMP): pyproject.toml .ci/constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (its pinned numpy, matplotlib and ipykernel do)")'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt -e ".[test]"
+	$(PIP_INSTALL) -e .
 	touch $(STAMP)
+
+# the test extras, added on top of the runtime
+$(TEST_STAMP): $(STAMP)
+	$(PIP_INSTALL) -e ".[test]"
+	touch $(TEST_STAMP)
 
 setup: $(STAMP)
 
+setup-test: $(TEST_STAMP)
+
+# Stop it with Ctrl-C in this terminal (twice, or once and answer y), or `.venv/bin/jupyter lab stop`.
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
-		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb
+		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb $(LAB_ARGS)
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict)
 #   3+4. the figure-bearing unit tests and nbval again on torch's scalar kernels, one thread
 # then one closing line per stage and a total (.ci/summary.py).
-test: $(STAMP)
+test: $(TEST_STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
 	@$(BIN)/python -c "import matplotlib.font_manager"
 	@rm -rf $(RUN) && mkdir -p $(RUN)

@@ -1,7 +1,8 @@
 """course_lib: the verified code behind the course notebooks — the map.
 
 One subpackage per layer; every module's docstring says which notebook teaches it. Lower
-layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench).
+layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench,
+exercises).
 
 Where each notebook's code lives
     01_tokenizer   ``tokens.bpe`` (BPE by hand, tiktoken offline), ``tokens.streaming``
@@ -12,7 +13,8 @@ Where each notebook's code lives
     05_lm_head     ``model.lm_head``, ``gpt2.config``, ``gpt2.loader``
     06_loss        ``model.loss``, ``figures.margins`` (float32 vs float64)
     07_sampling    ``decoding.*`` (rules, pipeline, draw, generate, kv_cost, stats), ``ui.panel``
-    every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``
+    every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``,
+                   ``ui.pipeline_map`` (the map at the top), ``ui.checks`` (the checks' summary line)
 
 The layers
     ``data``       finds data/ (``$COURSE_DATA_DIR`` or the checkout above the package) and reads it;
@@ -21,7 +23,7 @@ The layers
     ``tokens``     ``bpe``, ``streaming``, ``vocab``
     ``model``      ``gpt`` (``GPTConfig``, ``GPT``, ``KVCache``), ``embeddings``, ``attention``, ``lm_head``, ``loss``
     ``gpt2``       ``config`` (GPT-2 small as a GPTConfig), ``loader`` (its real weights);
-                   ``python -m course_lib.gpt2 [--download]``
+                   ``fetch.download()`` from a notebook cell; ``python -m course_lib.gpt2 [--download]``
     ``toys``       ``spec.ToyModel``; ``five_token.FIVE_TOKEN`` and ``lab.LAB``; ``weights``;
                    ``derive_five_token`` and ``derive_lab`` (how their weights were made)
     ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
@@ -33,7 +35,11 @@ The layers
                    figure id in ``interface``, ``lab``, ``decoding``, ``gpt2`` — data/figures.json's
                    ``"computer"`` field names it (``"lab.top_p"`` → ``course_lib.figures.lab:top_p``);
                    ``margins``
-    ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``
+    ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``, ``pipeline_map`` (the map),
+                   ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``
     ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
+    ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
+                   exercise, ``check_<name>(fn)`` → ``Result``; ``check_notebook`` for grading;
+                   worked solutions in notebooks/solutions/exercise_solutions.ipynb
 """
 __version__ = "0.1.0"

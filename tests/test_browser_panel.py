@@ -1,8 +1,14 @@
-"""The sampling panel in a real browser: JupyterLab + Debian's Chromium driven by Playwright.
+"""The notebooks in a real browser: JupyterLab + Debian's Chromium driven by Playwright.
 
-Serves a copy of notebook 07 on localhost (random free port, no token, no browser opened),
-opens it in headless Chromium, runs all cells, moves the panel's u control and checks that the
-panel's text follows. A screenshot goes to ``artifacts/browser_panel.png`` (gitignored).
+Serves a copy of the notebooks on localhost (random free port, no token, no browser opened).
+
+* Every notebook opens showing the pipeline map (its stored output, no kernel run needed);
+  screenshots of notebooks 01, 05 and 07 go to ``artifacts/notebook_01.png`` etc. Notebook 01's
+  你 renders as a glyph, not as the missing-glyph box: drawn in the token span's own font, its
+  pixels differ from those of U+10FFFD, a code point no font has (the fonts come from
+  ``apt.txt``; ``.ci/run`` installs them). Notebook 05 shows GPT-2's recorded top-5.
+* Notebook 07 runs all cells, the panel's u control moves and the panel's text follows.
+  Screenshots: ``artifacts/browser_panel.png``, ``artifacts/browser_lab.png`` (gitignored).
 
 Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and ``playwright`` from PyPI; no
 browser is ever downloaded. Without them the test is skipped on a learner's machine and FAILS
@@ -73,6 +79,8 @@ def lab_server(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("lab")
     root, home = tmp_path / "root", tmp_path / "home"
     root.mkdir()
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        shutil.copy(notebook, root / notebook.name)
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
     broken_copy(NOTEBOOK, root / BROKEN)
     settings = home / "settings" / "@jupyterlab" / "notebook-extension"
@@ -281,6 +289,99 @@ def need_browser():
         if os.environ.get("CI"):
             pytest.fail(message)
         pytest.skip(message)
+
+
+# Draws `text` in the computed font of the first element matching `selector` (and, as the
+# reference, U+10FFFD, which no font has: the browser draws its missing-glyph box) and returns
+# both widths and whether the pixels differ.
+GLYPH_JS = r"""([selector, text]) => {
+  const el = [...document.querySelectorAll(selector)].find(e => e.textContent.includes(text));
+  if (!el) return null;
+  const style = getComputedStyle(el);
+  const font = `${style.fontSize} ${style.fontFamily}`;
+  const draw = (s) => {
+    const canvas = document.createElement('canvas');
+    canvas.width = 64; canvas.height = 64;
+    const ctx = canvas.getContext('2d');
+    ctx.font = font; ctx.fillStyle = 'black'; ctx.textBaseline = 'top';
+    ctx.fillText(s, 4, 4);
+    return {width: ctx.measureText(s).width, pixels: Array.from(ctx.getImageData(0, 0, 64, 64).data)};
+  };
+  const glyph = draw(text), box = draw(String.fromCodePoint(0x10FFFD));
+  const differ = glyph.pixels.some((v, i) => v !== box.pixels[i]);
+  const inked = glyph.pixels.some((v, i) => i % 4 === 3 && v > 0);
+  return {font, glyphWidth: glyph.width, boxWidth: box.width, differ, inked};
+}"""
+
+# true once notebook `name`'s tab shows its first code cell's output: the map's picture
+MAP_JS = r"""(name) => {
+  const tab = [...document.querySelectorAll('.lm-DockPanel-tabBar .lm-TabBar-tab')]
+    .find(t => (t.querySelector('.lm-TabBar-tabLabel') || {}).textContent === name);
+  const panel = tab && document.getElementById(tab.dataset.id);
+  const first = panel && panel.querySelector('.jp-Notebook .jp-CodeCell');
+  const img = first && first.querySelector('.jp-OutputArea-output img');
+  return !!img && img.complete && img.naturalWidth > 600;
+}"""
+
+
+def open_notebook(page, url: str, name: str, first: bool) -> None:
+    """Open notebook ``name`` without running it (its stored outputs render) and wait for the
+    map: the first one by URL, the others from the file browser, in the same JupyterLab page."""
+    if first:
+        page.goto(f"{url}/lab/workspaces/notebooks-view/tree/{name}")
+    else:
+        page.locator(".jp-DirListing-item", has_text=name).first.dblclick()
+    page.wait_for_function(MAP_JS, arg=name, timeout=60_000)
+    page.wait_for_timeout(300)
+
+
+def test_every_notebook_opens_with_the_map_and_every_character_readable(request):
+    need_browser()
+    url = request.getfixturevalue("lab_server")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert len(names) == 7
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            for name in names:
+                open_notebook(page, url, name, first=name == names[0])   # waits for the map
+                if name[:2] in ("01", "05", "07"):
+                    page.screenshot(path=str(ARTIFACTS / f"notebook_{name[:2]}.png"))
+                if name.startswith("01"):
+                    glyph = page.evaluate(GLYPH_JS, [".jp-OutputArea-output span", "你"])
+                    assert glyph is not None, "no token span holding 你 in notebook 01's outputs"
+                    print("你 in the token span:", glyph)
+                    assert glyph["inked"] and glyph["differ"], (
+                        f"你 renders as the missing-glyph box in {glyph['font']} "
+                        f"(install fonts-noto-cjk, as apt.txt and .ci/run do)")
+                    assert page.locator(".jp-OutputArea-output", has_text="U+4F60").count()
+                    span = page.locator(".jp-OutputArea-output span", has_text="你").first
+                    span.scroll_into_view_if_needed()
+                    span.screenshot(path=str(ARTIFACTS / "glyph_ni.png"))
+                    # the Checks cell: one summary line, the ✓ lines folded in a closed <details>
+                    checks = page.locator(".jp-OutputArea-output:has(details)")
+                    assert checks.count() == 1
+                    assert checks.first.locator("details").get_attribute("open") is None
+                    shown = checks.first.inner_text()
+                    assert re.match(r"✓ \d+ values of \d+ figures match the articles", shown), shown
+                    assert "✓ interface.tok.hi_ni · ids" not in shown          # folded away
+                if name.startswith("05"):
+                    recorded = page.locator(".jp-OutputArea-output", has_text="RECORDED by the article")
+                    assert recorded.count(), "notebook 05 does not show GPT-2's recorded top-5"
+                    assert "0.108805" in recorded.first.inner_text()
+                    recorded.first.scroll_into_view_if_needed()
+                    page.screenshot(path=str(ARTIFACTS / "notebook_05_recorded.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "browser_failure.png"))
+            raise
+        finally:
+            browser.close()
+    for number in ("01", "05", "07"):
+        assert (ARTIFACTS / f"notebook_{number}.png").stat().st_size > 10_000
 
 
 def test_panel_in_jupyterlab(request):

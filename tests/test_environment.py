@@ -70,7 +70,84 @@ def test_readme_commands_are_the_ones_ci_and_binder_use():
 
 def test_top_level_layout():
     expected = {"notebooks", "course_lib", "data", "environment.yml", "README.md", "tests", "LICENSE",
-                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore"}
+                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore", "apt.txt"}
     present = {p.name for p in ROOT.iterdir()} - {".git", ".venv", ".pytest_cache", "artifacts", "build"}
     present = {p for p in present if not p.endswith(".egg-info")}
     assert present == expected, present ^ expected
+
+
+# ------------------------------------------------------------------ the light install (issue 14)
+
+TEST_ONLY = {"pytest", "nbval", "transformers", "playwright", "pytest-xdist", "pyyaml"}
+
+
+def dry_run(target: str, tmp_path: Path, stamps=(), variables=()) -> str:
+    """``make -n target`` in a copy of the Makefile and what it depends on, with the given
+    stamp files present (newer than pyproject.toml): the commands make would run."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    for name in ["Makefile", "pyproject.toml", ".ci/constraints.txt"]:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    later = time.time() + 10
+    for i, stamp in enumerate(stamps):
+        (tmp_path / ".venv").mkdir(exist_ok=True)
+        (tmp_path / ".venv" / stamp).touch()
+        os.utime(tmp_path / ".venv" / stamp, (later + i, later + i))
+    return subprocess.run(["make", "-n", target, *variables], cwd=tmp_path, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_runtime_dependencies_hold_no_test_package():
+    runtime = set(pins(project()["dependencies"]))
+    assert runtime and not runtime & TEST_ONLY, runtime & TEST_ONLY
+    assert TEST_ONLY <= set(pins(project()["optional-dependencies"]["test"]))
+
+
+def test_make_lab_installs_the_runtime_only(tmp_path):
+    commands = dry_run("lab", tmp_path)
+    installs = [line for line in commands.splitlines() if "pip install" in line]
+    assert len(installs) == 1, commands
+    assert "-c .ci/constraints.txt" in installs[0] and installs[0].rstrip().endswith("-e ."), installs
+    assert "[test]" not in commands
+    assert "jupyter lab" in commands
+
+
+def test_make_test_after_make_lab_adds_the_test_extras(tmp_path):
+    commands = dry_run("test", tmp_path, stamps=[".installed-runtime"])
+    installs = [line for line in commands.splitlines() if "pip install" in line]
+    assert len(installs) == 1 and '-e ".[test]"' in installs[0], installs
+    assert "-c .ci/constraints.txt" in installs[0]
+    assert "-m venv" not in commands                        # the learner's .venv is kept
+    # once both are installed, neither target installs anything
+    again = dry_run("test", tmp_path, stamps=[".installed-runtime", ".installed-test"])
+    assert "pip install" not in again
+    assert "pip install" not in dry_run("lab", tmp_path, stamps=[".installed-runtime"])
+
+
+def test_make_lab_passes_server_options(tmp_path):
+    commands = dry_run("lab", tmp_path, stamps=[".installed-runtime"],
+                       variables=['LAB_ARGS=--port 8899 --no-browser'])
+    lab = commands.replace("\\\n", " ")
+    assert re.search(r"jupyter lab .*--port 8899 --no-browser", lab), lab
+
+
+def test_readme_install_instructions():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    # Windows installs with the same constraints file as the Makefile
+    windows = readme[readme.index("On Windows"):][:600]
+    assert "-c .ci/constraints.txt" in windows, windows
+    assert "jupyter lab stop" in readme and "Ctrl-C" in readme
+    assert 'LAB_ARGS="--port 8899 --no-browser"' in readme
+    for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        assert notebook.stem in readme, notebook.stem
+
+
+def test_binder_and_ci_install_the_cjk_and_emoji_fonts():
+    packages = (ROOT / "apt.txt").read_text(encoding="utf-8").split()
+    assert packages == ["fonts-noto-cjk", "fonts-noto-color-emoji"]
+    run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "$(cat apt.txt)" in run and "apt-get install" in run

@@ -217,13 +217,21 @@ def test_one_digit_off_in_a_weight_file_copy_fails_naming_a_figure(tmp_path):
 
 def change_last_digit_of_a_check_line(nb: dict) -> tuple[str, str]:
     """Change the last digit of the first ✓ line that prints a decimal number (else of the first
-    ✓ line ending in a digit); returns (figure id, the changed line)."""
+    ✓ line ending in a digit); returns (figure id, the changed line).
+
+    The Checks cell shows one summary line in HTML with the ✓ lines folded away; every ✓ line is
+    in its ``text/plain`` (``course_lib.ui.checks``). Only that text is changed here, so nbval
+    failing proves it compares the stored ✓ lines one by one."""
     for wanted in (r"\d\.\d", r"\d"):
         for cell in nb["cells"]:
             for output in cell.get("outputs", []):
-                lines = output.get("text") if output.get("output_type") == "stream" else None
-                if not lines:
+                if output.get("output_type") == "stream":
+                    holder, key = output, "text"
+                elif "text/plain" in output.get("data", {}):
+                    holder, key = output["data"], "text/plain"
+                else:
                     continue
+                lines = holder[key]
                 lines = lines if isinstance(lines, list) else lines.splitlines(keepends=True)
                 for i, line in enumerate(lines):
                     found = re.match(r"✓ ([a-z0-9_.]+) · \w+ = .*?(\d)(\D*)$", line.rstrip("\n"))
@@ -231,7 +239,7 @@ def change_last_digit_of_a_check_line(nb: dict) -> tuple[str, str]:
                         end = found.start(2)
                         new = line[:end] + str((int(found.group(2)) + 1) % 10) + line[end + 1:]
                         lines[i] = new
-                        output["text"] = lines
+                        holder[key] = lines
                         return found.group(1), new
     raise AssertionError("no ✓ line with a number in the notebook's outputs")
 
@@ -241,6 +249,9 @@ def test_one_digit_off_in_a_stored_check_line_fails_nbval_naming_the_figure(tmp_
     original = ROOT / "notebooks" / "06_loss.ipynb"
     nb = json.loads(original.read_text(encoding="utf-8"))
     figure_id, line = change_last_digit_of_a_check_line(nb)
+    # the changed line is in the Checks cell's text/plain, behind its one summary line
+    last = [c for c in nb["cells"] if c["cell_type"] == "code"][-1]
+    assert any(line in "".join(o.get("data", {}).get("text/plain", [])) for o in last["outputs"]), line
     copy_path = tmp_path / "06_loss_one_digit_off.ipynb"
     copy_path.write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
 

@@ -121,8 +121,8 @@ def test_embedding_tables():
 def test_lab_tables_and_head_weights():
     E, P = np.arange(8.0).reshape(4, 2) / 2, np.ones((2, 2)) / 2
     axes = plots.lab_embedding_tables(E, P, list("abcd"), ["p0", "p1"])
-    check_heatmap_drawn(axes[0], E, 1, list("abcd"), ["f1", "f2"])
-    check_heatmap_drawn(axes[1], P, 1, ["p0", "p1"], ["f1", "f2"])
+    check_heatmap_drawn(axes[0], E, 1, list("abcd"), ["f0", "f1"])
+    check_heatmap_drawn(axes[1], P, 1, ["p0", "p1"], ["f0", "f1"])
     w = np.array([[0.1, 0.9, 0.0], [0.6, 0.3, 0.1]])
     check_heatmap_drawn(plots.lab_head_weights(w, ["k0", "k1", "k2"]), w, 2, ["head 1", "head 2"], ["k0", "k1", "k2"])
 

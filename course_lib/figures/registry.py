@@ -246,6 +246,27 @@ def _number_mismatch(computed, wanted, tol, path) -> str | None:
     return None if computed == wanted else f"{path or 'value'}: expected {wanted!r}, got {computed!r}"
 
 
+def _compare(spec: dict, value):
+    """``value`` as plain numbers (float32-rounded when the article printed float32), and where
+    it differs from ``spec``'s expected value at the article's precision (None: it matches)."""
+    plain = to_plain(value)
+    if spec.get("float32"):
+        plain = to_float32(plain)
+    if spec.get("truncated"):
+        return plain, _truncation_mismatch(plain, spec["expected"], spec["decimals"])
+    return plain, _mismatch(plain, spec["expected"], tolerance(spec))
+
+
+def figure_problem(figure_id: str, name: str, value) -> str | None:
+    """Does ``value`` reproduce value ``name`` of ``figure_id`` at the article's precision?
+    None when it does, else what differs. Prints nothing (the exercise checkers, 01–07, use it
+    so a learner's function is held to the same rule as ``check_figure``)."""
+    spec = figure(figure_id)["values"].get(name)
+    if spec is None:
+        raise UnknownNameError(f"figure {figure_id!r} has no value {name!r}")
+    return _compare(spec, value)[1]
+
+
 def check_figure(figure_id: str, **computed) -> None:
     """Compare computed values with the registry; print one ✓ line per value; raise on mismatch.
 
@@ -262,15 +283,11 @@ def check_figure(figure_id: str, **computed) -> None:
         if name not in entry["values"]:
             raise UnknownNameError(f"figure {figure_id!r} has no value {name!r}; it has {sorted(entry['values'])}")
         spec = entry["values"][name]
-        plain = to_plain(value)
-        if spec.get("float32"):
-            plain = to_float32(plain)
+        plain, problem = _compare(spec, value)
         if spec.get("truncated"):
             decimals = spec["decimals"]
-            problem = _truncation_mismatch(plain, spec["expected"], decimals)
             shown, article = format_truncated(plain, decimals), format_truncated(spec["expected"], decimals)
         else:
-            problem = _mismatch(plain, spec["expected"], tolerance(spec))
             shown = format_value(plain, spec.get("decimals"))
             article = format_value(spec["expected"], spec.get("decimals"))
         if problem:

@@ -5,4 +5,8 @@
 * ``panel``         — the interactive sampling panel (07)
 * ``palette``       — the colours
 * ``hints``         — a NameError in a cell says to run the notebook from the top (all notebooks)
+* ``pipeline_map``  — the map at the top of every notebook, with "you are here" (all notebooks)
+* ``checks``        — the closing Checks cell: one summary line, every ✓ line one click away (all)
+* ``recorded``      — GPT-2's values as the articles recorded them, shown without weights (05, 07)
+* ``fonts``         — a CJK font behind matplotlib's default, no missing-glyph warnings (02–07)
 """

@@ -11,6 +11,9 @@ import numpy as np
 import torch
 
 from .palette import SAMPLING_COLORS
+from .fonts import use_readable_fonts
+
+use_readable_fonts()   # 你 in a plot: a CJK font behind DejaVu Sans when installed, no glyph warnings
 
 # ---------------------------------------------------------------------------- five-token model
 # (notebooks 02 embeddings, 03 attention, 04 block, 05 lm_head, 06 loss)
@@ -129,6 +132,21 @@ def temperature_curves(probs_by_temperature, temperatures, labels, ax=None, titl
     return ax
 
 
+def grouped_bars(rows, names, labels, ax=None, title="", ylabel=""):
+    """Several distributions side by side: one group of bars per token, one colour per row
+    (e.g. the same logits at τ = 0.3, 1.0 and 1.5)."""
+    data = _array(rows)
+    ax = ax or plt.subplots(figsize=(6, 3))[1]
+    width = 0.8 / len(data)
+    for k, (name, row) in enumerate(zip(names, data)):
+        ax.bar(np.arange(len(row)) + width * (k - (len(data) - 1) / 2), row, width=width, label=name)
+    ax.set_xticks(range(data.shape[1]), labels)
+    ax.set_ylabel(ylabel)
+    ax.legend()
+    ax.set_title(title)
+    return ax
+
+
 def cumulative_mass(probs, top_p, labels, kept=None, ax=None, title=""):
     """Ranked probabilities as bars, their running sum as a step line, the p line, the kept prefix.
 
@@ -217,7 +235,7 @@ def lab_embedding_tables(E, P, token_labels, position_labels, axes=None):
     with one decimal (its entries are multiples of 0.5)."""
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(8, 4.2), gridspec_kw={"width_ratios": [1, 1]})
-    features = [f"f{i + 1}" for i in range(_array(E).shape[1])]
+    features = [f"f{i}" for i in range(_array(E).shape[1])]   # from 0, like the tensors (and E, P of 02)
     heatmap(E, token_labels, features, "token table E", axes[0], decimals=1)
     heatmap(P, position_labels, features, "position table P", axes[1], decimals=1)
     return axes

@@ -27,14 +27,45 @@ def token_rows(ids, token_bytes=None) -> list[dict]:
     return rows
 
 
+def code_point(ch: str) -> str:
+    """``"U+4F60"`` for 你: a character's Unicode code point, readable without any font."""
+    return f"U+{ord(ch):04X}"
+
+
+def code_points(text: str) -> str:
+    """Each non-ASCII character of ``text`` with its code point (``"你 U+4F60"``), "" if none.
+
+    Shown next to a token's text, so 你 or an emoji reads even where no font draws it.
+    """
+    return " ".join(f"{ch} {code_point(ch)}" for ch in text if ord(ch) > 127)
+
+
 def format_token_table(ids, token_bytes=None) -> str:
-    """A fixed-width table of :func:`token_rows`, ready to print."""
-    lines = [f"{'id':>6}  {'bytes (hex)':<14} {'as text':<10} {'shown':<8} held back"]
+    """A fixed-width table of :func:`token_rows`, ready to print; the last column names every
+    non-ASCII character shown by its code point."""
+    lines = [f"{'id':>6}  {'bytes (hex)':<14} {'as text':<10} {'shown':<8} {'held back':<10} code point"]
     for row in token_rows(ids, token_bytes):
         as_text = row["bytes"].decode("utf-8", errors="replace")
+        shown = repr(row["shown"])
+        # a wide character (你) takes two columns: pad by display width, not by len()
+        pad = 8 - len(shown) - sum(1 for ch in shown if ord(ch) >= 0x1100)
         lines.append(f"{row['id']:>6}  {row['bytes'].hex(' '):<14} {as_text!r:<10} "
-                     f"{row['shown']!r:<8} {row['pending'].hex(' ') or '-'}")
+                     f"{shown}{' ' * max(pad, 0)} {row['pending'].hex(' ') or '-':<10} "
+                     f"{code_points(row['shown']) or '-'}".rstrip())
     return "\n".join(lines)
+
+
+def span_char(ch: str) -> str:
+    """One character of a token span as HTML: a space as ␣, a newline as ↵, and a non-ASCII
+    character followed by its code point in small type (你<sub>U+4F60</sub>)."""
+    if ch == " ":
+        return "␣"
+    if ch == "\n":
+        return "↵<br>"
+    if ord(ch) > 127:
+        return (f'{html.escape(ch)}<sub style="font-size:10px;color:#555;margin:0 2px">'
+                f'{code_point(ch)}</sub>')
+    return html.escape(ch)
 
 
 def token_spans_html(ids, token_bytes=None) -> str:
@@ -46,7 +77,7 @@ def token_spans_html(ids, token_bytes=None) -> str:
     spans = []
     for i, row in enumerate(token_rows(ids, token_bytes)):
         text = row["shown"]
-        label = html.escape(text).replace(" ", "␣").replace("\n", "↵<br>") if text else (
+        label = "".join(span_char(ch) for ch in text) if text else (
             "<i>" + row["bytes"].hex(" ") + "</i>")
         spans.append(
             f'<span title="id {row["id"]} · bytes {row["bytes"].hex(" ")}" style="background:'
@@ -80,19 +111,50 @@ def playground_view(text: str, enc, max_chars: int = PLAYGROUND_MAX_CHARS) -> st
     return note + token_spans_html(ids) + f"<pre>{len(ids)} tokens: {html.escape(str(ids))}</pre>"
 
 
-def token_playground(text: str = "Hi 你!"):
-    """A text box whose tokens (spans, ids, count) update as you type (ipywidgets); text longer
-    than :data:`PLAYGROUND_MAX_CHARS` shows its first characters and says so."""
-    import ipywidgets as widgets
+def playground_text(text: str, enc, max_chars: int = PLAYGROUND_MAX_CHARS) -> str:
+    """The playground as plain text (what a static view shows): the text, its ids, each
+    token's text and the code points of its non-ASCII characters."""
+    ids = enc.encode(text[:max_chars], allowed_special="all")
+    lines = [f"token playground (interactive in JupyterLab): {text[:max_chars]!r}",
+             f"{len(ids)} tokens: {ids}"]
+    for row in token_rows(ids):
+        shown = repr(row["shown"]) if row["shown"] else f"(bytes {row['bytes'].hex(' ')}: part of a character)"
+        points = code_points(row["shown"])
+        lines.append(f"  {row['id']:>6}  {shown}" + (f"  {points}" if points else ""))
+    return "\n".join(lines)
 
-    enc = gpt2_encoding()
-    box = widgets.Text(value=text, description="text", layout=widgets.Layout(width="90%"),
-                       continuous_update=True)
-    view = widgets.HTML()
 
-    def update(_=None):
-        view.value = playground_view(box.value, enc)
+class TokenPlayground:
+    """A text box whose tokens (spans, ids, count) update as you type (ipywidgets).
 
-    box.observe(update, names="value")
-    update()
-    return widgets.VBox([box, view])
+    Display it as a cell's last expression. Where widgets do not run (GitHub, nbviewer, a
+    notebook not trusted yet), the spans of the text it was created with show as HTML, or
+    :func:`playground_text` as plain text.
+    """
+
+    def __init__(self, text: str = "Hi 你!"):
+        import ipywidgets as widgets
+
+        self.enc = gpt2_encoding()
+        self.text = text
+        self.box = widgets.Text(value=text, description="text", layout=widgets.Layout(width="90%"),
+                                continuous_update=True)
+        self.view = widgets.HTML()
+        self.box.observe(self.update, names="value")
+        self.update()
+        self.widget = widgets.VBox([self.box, self.view])
+
+    def update(self, _=None):
+        self.view.value = playground_view(self.box.value, self.enc)
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = self.widget._repr_mimebundle_(**kwargs)
+        data["text/html"] = playground_view(self.text, self.enc)
+        data["text/plain"] = playground_text(self.text, self.enc)
+        return data
+
+
+def token_playground(text: str = "Hi 你!") -> TokenPlayground:
+    """A live tokenizer box (:class:`TokenPlayground`); text longer than
+    :data:`PLAYGROUND_MAX_CHARS` shows its first characters and says so."""
+    return TokenPlayground(text)
