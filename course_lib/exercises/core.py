@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 import torch
 
 from ..figures.registry import figure_problem
+from ..ui.language import text
+from ..ui.strings import EN
 
-NOT_ATTEMPTED = "not attempted yet: write the function above, then run both cells"
+NOT_ATTEMPTED = EN["exercise.not_attempted"]      # the English line; a notebook shows text(...)
 WIDTH = 88                                        # a notebook cell's width: longer lines wrap
 
 
@@ -132,7 +134,7 @@ def close(got: torch.Tensor, want: torch.Tensor, atol: float = 1e-9) -> bool:
 def run(name: str, fn, body) -> Result:
     """Run ``body(check)`` on the learner's ``fn`` and turn the outcome into a Result."""
     if not callable(fn):
-        return Result(name, False, f"✗ {name}: pass your function itself, e.g. check_{name}({name})",
+        return Result(name, False, f"✗ {name}: " + text("exercise.pass_function", name=name),
                       hint="pass the function, not its result")
     check = Check(name, fn)
     default = torch.get_default_dtype()
@@ -140,7 +142,7 @@ def run(name: str, fn, body) -> Result:
     try:
         body(check)
     except NotAttempted:
-        return Result(name, False, _lines(f"· {name}: {NOT_ATTEMPTED}", []), attempted=False)
+        return Result(name, False, _lines(f"· {name}: " + text("exercise.not_attempted"), []), attempted=False)
     except Fail as fail:
         hint = str(fail)
         return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)

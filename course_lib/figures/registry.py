@@ -68,6 +68,7 @@ from numbers import Integral, Real
 from pathlib import Path
 
 from ..data import UnknownNameError, data_path, read_json
+from ..ui.language import text      # a ✓ line's note in the notebook's language (set_language)
 
 
 class FigureMismatch(AssertionError):
@@ -292,9 +293,9 @@ def check_figure(figure_id: str, **computed) -> None:
             article = format_value(spec["expected"], spec.get("decimals"))
         if problem:
             raise FigureMismatch(mismatch_message(figure_id, name, entry, spec, problem, plain, shown, article))
-        note = "" if shown == article else (
-            f"   (expected {article} ± {tolerance(spec):g}: the course's own band)" if spec.get("source") == "course"
-            else f"   (article: {article}; accepted within {tolerance(spec):g}, reason in the registry)")
+        note = "" if shown == article else text(
+            "checks.course_band" if spec.get("source") == "course" else "checks.accepted",
+            article=article, tol=tolerance(spec))
         lines.append(f"✓ {figure_id} · {name} = {shown}{note}")
     print("\n".join(lines))
     _log_reproduced(figure_id)

@@ -21,6 +21,8 @@ import re
 import sys
 from contextlib import contextmanager, redirect_stdout
 
+from .language import text
+
 CHECK = re.compile(r"^✓ (\S+) · ")
 
 
@@ -41,8 +43,8 @@ class ChecksSummary:
 
     def headline(self) -> str:
         figures = {CHECK.match(line).group(1) for line in self.checked}
-        return (f"✓ {len(self.checked)} value{'s' * (len(self.checked) != 1)} of {len(figures)} "
-                f"figure{'s' * (len(figures) != 1)} match the articles")
+        n, f = len(self.checked), len(figures)
+        return text("checks.headline", n=n, f=f, s_n="s" * (n != 1), s_f="s" * (f != 1))
 
     def __repr__(self) -> str:
         return "\n".join([self.headline(), *self.others, "", *self.checked])
@@ -51,7 +53,7 @@ class ChecksSummary:
         others = "".join(f"<div>{html.escape(line)}</div>" for line in self.others)
         listing = html.escape("\n".join(self.checked))
         return (f"<div class='course-checks'><b>{html.escape(self.headline())}</b>{others}"
-                f"<details><summary>show all {len(self.checked)} checked values</summary>"
+                f"<details><summary>{html.escape(text('checks.show_all', n=len(self.checked)))}</summary>"
                 f"<pre>{listing}</pre></details></div>")
 
 

@@ -6,14 +6,13 @@ one line saying what to do: run the notebook from the top.
 """
 from __future__ import annotations
 
-HINT = ("`{name}` is defined by an earlier cell of this notebook: run the notebook from the top "
-        "(Kernel → Restart and Run All), or run the cells above this one first.")
+from .language import text
 
 
 def hint_for(error: NameError) -> str:
     """The line shown under a NameError raised in a notebook cell."""
     name = getattr(error, "name", None) or str(error).split("'")[1 if "'" in str(error) else 0]
-    return HINT.format(name=name)
+    return text("hints.name_error", name=name)
 
 
 def explain_name_errors(shell=None) -> None:

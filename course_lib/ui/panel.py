@@ -21,6 +21,7 @@ import torch
 
 from ..decoding import SamplingRule, SamplingStep, interval_boundaries, pick_interval, ranked_ids
 from ..tokens.vocab import show_piece
+from .language import text
 from .palette import PANEL_COLORS
 
 
@@ -51,14 +52,15 @@ class PanelSettings:
     def label(self) -> str:
         """One line naming every control, at fixed precision."""
         if self.greedy:
-            head = "greedy"
+            head = text("panel.greedy")
         else:
             head = f"T={self.temperature:.2f}"
-        k = "off" if self.top_k == 0 else str(self.top_k)
-        p = "off" if self.top_p >= 1.0 else f"{self.top_p:.2f}"
-        m = "off" if self.min_p <= 0.0 else f"{self.min_p:.2f}"
-        strip = " · strip in ranked order" if self.order == "ranked" else ""
-        return f"{head} · top-k {k} · top-p {p} · min-p {m} · u={self.u:.3f}{strip}"
+        off = text("panel.off")
+        k = off if self.top_k == 0 else str(self.top_k)
+        p = off if self.top_p >= 1.0 else f"{self.top_p:.2f}"
+        m = off if self.min_p <= 0.0 else f"{self.min_p:.2f}"
+        strip = text("panel.ranked_strip") if self.order == "ranked" else ""
+        return text("panel.label", head=head, k=k, p=p, m=m, u=self.u, strip=strip)
 
 
 @dataclass
@@ -100,14 +102,14 @@ def describe(view: PanelView, piece, max_rows: int = 12) -> str:
     show = lambda i: show_piece(piece(i))                      # noqa: E731
     kept = view.step.kept
     lines = [view.settings.label(),
-             f"kept {len(kept)} of {len(view.step.final)}:"]
+             text("panel.kept", n=len(kept), V=len(view.step.final))]
     for i in kept[:max_rows]:
         lines.append(f"  {show(i):<14} p={view.step.probs[i]:.3f}  p'={view.step.final[i]:.3f}")
     if len(kept) > max_rows:
-        lines.append(f"  … and {len(kept) - max_rows} more")
+        lines.append(text("panel.more", n=len(kept) - max_rows))
     start, end = view.interval
-    lines.append(f"u={view.settings.u:.3f} lands in [{start:.3f}, {end:.3f}) → "
-                 f"{show(view.chosen)} (id {view.chosen})")
+    lines.append(text("panel.lands", u=view.settings.u, start=start, end=end, token=show(view.chosen),
+                      id=view.chosen))
     return "\n".join(lines)
 
 
@@ -123,7 +125,7 @@ def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
     cell = "style='font-family:monospace;padding:1px 10px 1px 0'"
     for i in order:
         color = COLORS[i % len(COLORS)] if i in kept else "#cccccc"
-        mark = "◀ chosen" if i == view.chosen else ""
+        mark = text("panel.chosen") if i == view.chosen else ""
         rows.append(
             f"<tr><td {cell}>{esc(i)}</td><td {cell}>{step.probs[i]:.3f}</td>"
             f"<td {cell}>{step.final[i]:.3f}</td>"
@@ -131,8 +133,8 @@ def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
             f"width:{100 * step.probs[i]:.1f}%'></div><div style='background:{color};height:10px;"
             f"width:{100 * step.final[i]:.1f}%'></div></td><td><b>{mark}</b></td></tr>")
     head = "style='text-align:left;padding-right:10px'"
-    table = (f"<table style='border-collapse:collapse'><tr><th {head}>token</th><th {head}>p</th>"
-             f"<th {head}>p′</th><th {head}>grey: p after T · colour: p′ renormalised</th><th></th></tr>"
+    table = (f"<table style='border-collapse:collapse'><tr><th {head}>{text('panel.token')}</th><th {head}>p</th>"
+             f"<th {head}>p′</th><th {head}>{html.escape(text('panel.bars_legend'))}</th><th></th></tr>"
              + "".join(rows) + "</table>")
     segments, start = [], 0.0
     for i, end in zip(view.layout, view.boundaries):
@@ -149,7 +151,7 @@ def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
         start = end
     marker = (f"<div style='position:absolute;left:{100 * view.settings.u:.2f}%;top:-6px;"
               f"bottom:-6px;border-left:3px solid red;z-index:2'></div>")
-    strip = ("<div style='margin:14px 0 4px 0'>interval strip [0, 1), red line = u</div>"
+    strip = (f"<div style='margin:14px 0 4px 0'>{html.escape(text('panel.strip'))}</div>"
              "<div style='position:relative;height:26px;width:560px;border:1px solid #555'>"
              + "".join(segments) + marker + "</div>")
     summary = html.escape(describe(view, piece, max_rows))
@@ -178,22 +180,22 @@ class SamplingPanel:
         style = {"description_width": "90px"}
         layout = w.Layout(width="420px")
         self.temperature = w.FloatSlider(value=settings.temperature, min=0.05, max=3.0, step=0.05,
-                                         description="temperature", style=style, layout=layout)
-        self.greedy = w.Checkbox(value=settings.greedy, description="greedy (argmax)")
+                                         description=text("panel.temperature"), style=style, layout=layout)
+        self.greedy = w.Checkbox(value=settings.greedy, description=text("panel.greedy_box"))
         self.top_k = w.IntSlider(value=settings.top_k, min=0, max=min(vocab_size, 50),
-                                 description="top-k (0=off)", style=style, layout=layout)
+                                 description=text("panel.top_k"), style=style, layout=layout)
         self.top_p = w.FloatSlider(value=settings.top_p, min=0.05, max=1.0, step=0.01,
-                                   description="top-p (1=off)", style=style, layout=layout)
+                                   description=text("panel.top_p"), style=style, layout=layout)
         self.min_p = w.FloatSlider(value=settings.min_p, min=0.0, max=1.0, step=0.01,
-                                   description="min-p (0=off)", style=style, layout=layout)
+                                   description=text("panel.min_p"), style=style, layout=layout)
         self.u = w.FloatSlider(value=settings.u, min=0.0, max=0.999, step=0.001, readout_format=".3f",
                                description="u", style=style, layout=layout)
         self.order = w.ToggleButtons(options=["id", "ranked"], value=settings.order,
-                                     description="strip order", style={"description_width": "90px",
+                                     description=text("panel.order"), style={"description_width": "90px",
                                                                        "button_width": "70px"})
-        self.append_button = w.Button(description="append chosen token", button_style="primary",
+        self.append_button = w.Button(description=text("panel.append"), button_style="primary",
                                       layout=w.Layout(width="200px"))
-        self.reset_button = w.Button(description="reset", layout=w.Layout(width="100px"))
+        self.reset_button = w.Button(description=text("panel.reset"), layout=w.Layout(width="100px"))
         self.context = w.HTML()
         self.view_html = w.HTML()
         controls = [self.temperature, self.greedy, self.top_k, self.top_p, self.min_p, self.u, self.order]
@@ -238,10 +240,10 @@ class SamplingPanel:
         chosen = self.view.chosen
         self.ids.append(chosen)
         if chosen == self.end_id:
-            self.stopped = f"stopped: the end id {chosen} was chosen"
+            self.stopped = text("panel.stopped_end", id=chosen)
             self.refresh()
         elif len(self.ids) >= self.model.config.n_positions:
-            self.stopped = f"stopped: the position table holds {self.model.config.n_positions} rows"
+            self.stopped = text("panel.stopped_full", n=self.model.config.n_positions)
             self.refresh()
         else:
             self._run_model()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 
+from .language import current_language, text
+
 # (stage, what it computes, the notebook that teaches it); the order of one forward pass
 STAGES = [
     ("ids", "text → token ids", "01"),
@@ -33,12 +35,13 @@ NOTEBOOK_STAGES = {
 def pipeline_text(here: list[str]) -> str:
     """The map as text (two lines, for an 88-column cell), the current stage in [brackets]:
     ``ids → embeddings → [attention] → … → logits`` / ``→ loss / sampling → next id``."""
-    mark = lambda name: f"[{name}]" if name in here else name          # noqa: E731
+    show = lambda name: text(f"map.{name}")                               # noqa: E731
+    mark = lambda name: f"[{show(name)}]" if name in here else show(name)  # noqa: E731
     line = " → ".join(mark(n) for n in NAMES[:6])
     end = f"→ {mark('loss')} / {mark('sampling')} → {mark('next id')}"
     notebooks = sorted({nb for name, _, nb in STAGES if name in here})
-    return (f"the pipeline: {line}\n              {end}\n"
-            f"you are here: {', '.join(here)} (notebook {', '.join(notebooks)})")
+    return text("map.text", line=line, end=end, here=", ".join(show(h) for h in here),
+                notebooks=", ".join(notebooks))
 
 
 class PipelineMap:
@@ -59,6 +62,11 @@ class PipelineMap:
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyBboxPatch
 
+        # English: DejaVu Sans alone (as before); Chinese: the plots' font list, a CJK font behind it
+        font = "DejaVu Sans"
+        if current_language() != "en":
+            from .fonts import use_readable_fonts
+            font = use_readable_fonts()
         fig = Figure(figsize=(11.5, 2.1), dpi=90)
         ax = fig.add_axes([0, 0, 1, 1])
         ax.set_xlim(-0.05, 8.3)
@@ -76,13 +84,13 @@ class PipelineMap:
                                         facecolor="#ff9f1c" if active else "#e8eef7",
                                         edgecolor="#b35c00" if active else "#7f8fa6",
                                         linewidth=2.5 if active else 1))
-            ax.text(x + 0.05 + width / 2, y + 0.07, name, ha="center", va="center", fontsize=11,
-                    fontweight="bold" if active else "normal", family="DejaVu Sans")
-            ax.text(x + 0.05 + width / 2, y - 0.13, f"{what}\nnotebook {notebook}", ha="center",
-                    va="center", fontsize=6.5, color="#333", family="DejaVu Sans", linespacing=1.1)
+            ax.text(x + 0.05 + width / 2, y + 0.07, text(f"map.{name}"), ha="center", va="center",
+                    fontsize=11, fontweight="bold" if active else "normal", family=font)
+            ax.text(x + 0.05 + width / 2, y - 0.13, text(f"map.what.{name}") + "\n" + text("map.notebook", nb=notebook),
+                    ha="center", va="center", fontsize=6.5, color="#333", family=font, linespacing=1.1)
             if active:
-                ax.text(x + 0.05 + width / 2, y - height / 2 - 0.12, "▲ you are here", ha="center",
-                        va="center", fontsize=9, color="#b35c00", fontweight="bold", family="DejaVu Sans")
+                ax.text(x + 0.05 + width / 2, y - height / 2 - 0.12, text("map.here_marker"), ha="center",
+                        va="center", fontsize=9, color="#b35c00", fontweight="bold", family=font)
         arrow = dict(arrowstyle="->", color="#555", lw=1.3)
         for left, right in zip(NAMES[:5], NAMES[1:6]):
             (x0, y0), (x1, y1) = place[left], place[right]
@@ -101,8 +109,8 @@ class PipelineMap:
         ax.plot([nx + 0.46, nx + 0.46, 0.46], [ny - height / 2 + 0.08, low, low], **loop)
         ax.annotate("", xy=(0.46, -height / 2 + 0.08), xytext=(0.46, low),
                     arrowprops=dict(arrowstyle="->", color="#999", lw=1, linestyle="--"))
-        ax.text(3.6, low + 0.09, "append the new id and run the model again", ha="center", va="center",
-                fontsize=7.5, color="#777", family="DejaVu Sans")
+        ax.text(3.6, low + 0.09, text("map.loop"), ha="center", va="center",
+                fontsize=7.5, color="#777", family=font)
         return fig
 
     def _repr_png_(self) -> bytes:

@@ -12,6 +12,7 @@ import torch
 
 from .palette import SAMPLING_COLORS
 from .fonts import use_readable_fonts
+from .language import text
 
 use_readable_fonts()   # 你 in a plot: a CJK font behind DejaVu Sans when installed, no glyph warnings
 
@@ -62,22 +63,24 @@ def embedding_tables(E, P, token_labels, ax=None):
     fig, axes = plt.subplots(1, 2, figsize=(7, 3.6)) if ax is None else (None, ax)
     D = _array(E).shape[1]
     features = [f"f{i}" for i in range(D)]
-    heatmap(E, token_labels, features, "token table E", axes[0], decimals=0)
-    heatmap(P, [f"P[{t}]" for t in range(_array(P).shape[0])], features, "position table P", axes[1], decimals=0)
+    heatmap(E, token_labels, features, text("plot.token_table"), axes[0], decimals=0)
+    heatmap(P, [f"P[{t}]" for t in range(_array(P).shape[0])], features, text("plot.position_table"), axes[1], decimals=0)
     return axes
 
 
-def attention_heatmap(weights, labels, title="attention weights (rows: queries)", ax=None):
-    """Attention weights with the masked future cells greyed out."""
+def attention_heatmap(weights, labels, title=None, ax=None):
+    """Attention weights with the masked future cells greyed out (``title``: default
+    "attention weights (rows: queries)", in the notebook's language)."""
+    title = text("plot.attention_title") if title is None else title
     weights = _array(weights)
     T = weights.shape[0]
     future = np.triu(np.ones((T, T), dtype=bool), k=1)
     ax = ax or plt.subplots(figsize=(1.1 * T + 2, 0.8 * T + 1))[1]
     heatmap(weights, [f"{t} ({l})" for t, l in enumerate(labels)],
             [f"{t} ({l})" for t, l in enumerate(labels)], title, ax=ax, decimals=4,
-            cmap="Blues", symmetric=False, hide=future, hide_label="0\n(masked)")
-    ax.set_xlabel("source position (key)")
-    ax.set_ylabel("query position")
+            cmap="Blues", symmetric=False, hide=future, hide_label=text("plot.masked"))
+    ax.set_xlabel(text("plot.key_position"))
+    ax.set_ylabel(text("plot.query_position"))
     return ax
 
 
@@ -85,11 +88,11 @@ def relu_and_gelu(ax=None, low=-4.0, high=4.0):
     """ReLU (this toy model) beside GELU (GPT-2's tanh approximation) on one axis."""
     ax = ax or plt.subplots(figsize=(5, 3))[1]
     x = torch.linspace(low, high, 401)
-    ax.plot(x, torch.relu(x), label="ReLU (five-token model)")
-    ax.plot(x, torch.nn.functional.gelu(x, approximate="tanh"), label="GELU, tanh form (GPT-2)")
+    ax.plot(x, torch.relu(x), label=text("plot.relu"))
+    ax.plot(x, torch.nn.functional.gelu(x, approximate="tanh"), label=text("plot.gelu"))
     ax.axhline(0, color="grey", lw=0.5)
     ax.axvline(0, color="grey", lw=0.5)
-    ax.set_xlabel("input to the activation")
+    ax.set_xlabel(text("plot.activation_input"))
     ax.legend()
     return ax
 
@@ -124,8 +127,8 @@ def temperature_curves(probs_by_temperature, temperatures, labels, ax=None, titl
         ax.plot(temperatures, data[:, j], marker="o", markersize=3, label=label,
                 color=SAMPLING_COLORS[j % len(SAMPLING_COLORS)])
     ax.set_xscale("log")
-    ax.set_xlabel("temperature τ (log scale)")
-    ax.set_ylabel("probability")
+    ax.set_xlabel(text("plot.temperature_axis"))
+    ax.set_ylabel(text("plot.probability"))
     ax.set_ylim(0, 1.02)
     ax.legend(ncol=min(len(labels), 6), fontsize=8)
     ax.set_title(title)
@@ -159,8 +162,8 @@ def cumulative_mass(probs, top_p, labels, kept=None, ax=None, title=""):
     ax = ax or plt.subplots(figsize=(6.5, 3.4))[1]
     x = np.arange(len(order))
     colors = [SAMPLING_COLORS[0] if i in kept else "#c8c8c8" for i in order]
-    ax.bar(x, p[order], color=colors, label="probability (ranked)")
-    ax.step(x, running, where="mid", color="black", label="running sum")
+    ax.bar(x, p[order], color=colors, label=text("plot.ranked_probability"))
+    ax.step(x, running, where="mid", color="black", label=text("plot.running_sum"))
     ax.plot(x, running, "k.", markersize=6)
     ax.axhline(top_p, color="red", linestyle="--", label=f"p = {top_p:g}")
     ax.set_xticks(x, [labels[i] for i in order])
@@ -203,10 +206,10 @@ def draw_histogram(counts, targets, labels, ax=None, title=""):
     freq = c / c.sum()
     ax = ax or plt.subplots(figsize=(6, 3))[1]
     x = np.arange(len(c))
-    ax.bar(x, freq, color=SAMPLING_COLORS[0], label=f"observed ({int(c.sum()):,} draws)")
-    ax.plot(x, _array(targets), "o", color="red", label="target probability")
+    ax.bar(x, freq, color=SAMPLING_COLORS[0], label=text("plot.observed", draws=f"{int(c.sum()):,}"))
+    ax.plot(x, _array(targets), "o", color="red", label=text("plot.target"))
     ax.set_xticks(x, labels)
-    ax.set_ylabel("frequency")
+    ax.set_ylabel(text("plot.frequency"))
     ax.legend(fontsize=8)
     ax.set_title(title)
     return ax
@@ -217,8 +220,8 @@ def renormalised_bars(probs, final, labels, ax=None, title=""):
     p, q = _array(probs), _array(final)
     ax = ax or plt.subplots(figsize=(6, 3))[1]
     x = np.arange(len(p))
-    ax.bar(x - 0.2, p, width=0.4, color="#c8c8c8", label="before")
-    ax.bar(x + 0.2, q, width=0.4, color=SAMPLING_COLORS[0], label="renormalised")
+    ax.bar(x - 0.2, p, width=0.4, color="#c8c8c8", label=text("plot.before"))
+    ax.bar(x + 0.2, q, width=0.4, color=SAMPLING_COLORS[0], label=text("plot.renormalised"))
     ax.set_xticks(x, labels)
     ax.set_ylim(0, 1.02)
     ax.legend(fontsize=8)
@@ -236,15 +239,17 @@ def lab_embedding_tables(E, P, token_labels, position_labels, axes=None):
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(8, 4.2), gridspec_kw={"width_ratios": [1, 1]})
     features = [f"f{i}" for i in range(_array(E).shape[1])]   # from 0, like the tensors (and E, P of 02)
-    heatmap(E, token_labels, features, "token table E", axes[0], decimals=1)
-    heatmap(P, position_labels, features, "position table P", axes[1], decimals=1)
+    heatmap(E, token_labels, features, text("plot.token_table"), axes[0], decimals=1)
+    heatmap(P, position_labels, features, text("plot.position_table"), axes[1], decimals=1)
     return axes
 
 
-def lab_head_weights(weights, key_labels, ax=None, title="row 6 (␣roof): attention weights per head"):
-    """Both heads' attention weights for one query row: (2, T) cells, keys along the x axis."""
+def lab_head_weights(weights, key_labels, ax=None, title=None):
+    """Both heads' attention weights for one query row: (2, T) cells, keys along the x axis
+    (``title``: default "row 6 (␣roof): attention weights per head", in the notebook's language)."""
+    title = text("plot.lab_heads_title") if title is None else title
     ax = ax or plt.subplots(figsize=(0.9 * _array(weights).shape[1] + 1.5, 2.2))[1]
-    heatmap(weights, ["head 1", "head 2"], key_labels, title, ax=ax, decimals=2,
+    heatmap(weights, [text("plot.head", n=1), text("plot.head", n=2)], key_labels, title, ax=ax, decimals=2,
             cmap="Blues", symmetric=False)
-    ax.set_xlabel("key position (article numbering, token)")
+    ax.set_xlabel(text("plot.lab_key_axis"))
     return ax

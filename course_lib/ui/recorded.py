@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from ..figures.gpt2 import MEANING_PROMPT, ONCE_PROMPT
 from ..figures.registry import expected
+from .language import text
 
-LABEL = ("RECORDED by the article with pretrained GPT-2, not computed here\n"
-         " (run with the weights to compute it yourself)")
+
+def label() -> str:
+    """"RECORDED by the article with pretrained GPT-2, not computed here …", in the notebook's language."""
+    return text("recorded.label")
 
 
 def recorded_top5() -> list[tuple[str, float]]:
@@ -22,8 +25,8 @@ def recorded_top5() -> list[tuple[str, float]]:
 
 def recorded_top5_text() -> str:
     """:func:`recorded_top5` as a labelled table."""
-    lines = [f"[{LABEL}]", f"GPT-2's five most likely next tokens after {MEANING_PROMPT!r}:",
-             f"  {'rank':>4}  {'token':<8}  probability"]
+    lines = [f"[{label()}]", text("recorded.top5_head", prompt=repr(MEANING_PROMPT)),
+             text("recorded.top5_columns", rank=text("recorded.rank"), token=text("recorded.token"))]
     for rank, (token, p) in enumerate(recorded_top5(), start=1):
         lines.append(f"  {rank:>4}  {token!r:<8}  {p:.6f}")
     return "\n".join(lines)
@@ -35,9 +38,9 @@ def recorded_top5_chart(ax=None):
 
     tokens, probs = zip(*recorded_top5())
     ax = plots.bars(list(probs), [repr(t) for t in tokens], ax=ax, decimals=6,
-                    title=f"after {MEANING_PROMPT!r}: recorded by the article (pretrained GPT-2)",
-                    ylabel="probability")
-    ax.figure.text(0.5, -0.04, "not computed here: run with the weights to compute it yourself",
+                    title=text("recorded.chart_title", prompt=repr(MEANING_PROMPT)),
+                    ylabel=text("plot.probability"))
+    ax.figure.text(0.5, -0.04, text("recorded.chart_note"),
                    ha="center", fontsize=8, color="#a33")
     return ax
 
@@ -45,13 +48,13 @@ def recorded_top5_chart(ax=None):
 def recorded_greedy_text() -> str:
     """The greedy pick after "The meaning of life is" (registry ``gpt2.greedy``)."""
     token = recorded_top5()[0][0]
-    return (f"[{LABEL}]\ngreedy picks id {expected('gpt2.greedy', 'id')} = {token!r}: "
-            f"{expected('gpt2.greedy', 'text')!r}")
+    return f"[{label()}]\n" + text("recorded.greedy", id=expected("gpt2.greedy", "id"), token=repr(token),
+                                    text=repr(expected("gpt2.greedy", "text")))
 
 
 def recorded_top_p_text() -> str:
     """How many tokens top-p 0.9 keeps after two prompts (registry ``lab.gpt2_top_p``)."""
-    return (f"[{LABEL}]\ntop-p 0.9 keeps {expected('lab.gpt2_top_p', 'kept_after_united')} token after "
-            f"'…the 44th President of the United' ({expected('lab.gpt2_top_p', 'top_after_united')!r}, "
-            f"p = {expected('lab.gpt2_top_p', 'p_states'):.3f})\n"
-            f"top-p 0.9 keeps {expected('lab.gpt2_top_p', 'kept_after_once')} tokens after {ONCE_PROMPT!r}")
+    return f"[{label()}]\n" + text(
+        "recorded.top_p", kept_united=expected("lab.gpt2_top_p", "kept_after_united"),
+        top=repr(expected("lab.gpt2_top_p", "top_after_united")), p=expected("lab.gpt2_top_p", "p_states"),
+        kept_once=expected("lab.gpt2_top_p", "kept_after_once"), once=repr(ONCE_PROMPT))

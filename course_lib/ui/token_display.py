@@ -8,6 +8,7 @@ import html
 
 from ..tokens.bpe import gpt2_encoding, teaching_tokenizer
 from ..tokens.streaming import StreamingDecoder
+from .language import text as label   # `text` is the playground's argument here
 from .palette import TOKEN_COLORS as PALETTE
 
 
@@ -103,22 +104,19 @@ def playground_view(text: str, enc, max_chars: int = PLAYGROUND_MAX_CHARS) -> st
     ``max_chars`` characters, with a line saying so when the text was longer."""
     note = ""
     if len(text) > max_chars:
-        note = (f"<p><b>The text has {len(text):,} characters; showing the tokens of the first "
-                f"{max_chars:,} only</b> (encode the whole text with "
-                f"<code>gpt2_encoding().encode(text)</code>).</p>")
+        note = label("tokens.too_long", n=len(text), max=max_chars)
         text = text[:max_chars]
     ids = enc.encode(text, allowed_special="all")
-    return note + token_spans_html(ids) + f"<pre>{len(ids)} tokens: {html.escape(str(ids))}</pre>"
+    return note + token_spans_html(ids) + f"<pre>{label('tokens.count', n=len(ids), ids=html.escape(str(ids)))}</pre>"
 
 
 def playground_text(text: str, enc, max_chars: int = PLAYGROUND_MAX_CHARS) -> str:
     """The playground as plain text (what a static view shows): the text, its ids, each
     token's text and the code points of its non-ASCII characters."""
     ids = enc.encode(text[:max_chars], allowed_special="all")
-    lines = [f"token playground (interactive in JupyterLab): {text[:max_chars]!r}",
-             f"{len(ids)} tokens: {ids}"]
+    lines = [label("tokens.playground", text=repr(text[:max_chars])), label("tokens.count", n=len(ids), ids=ids)]
     for row in token_rows(ids):
-        shown = repr(row["shown"]) if row["shown"] else f"(bytes {row['bytes'].hex(' ')}: part of a character)"
+        shown = repr(row["shown"]) if row["shown"] else label("tokens.partial", hex=row["bytes"].hex(" "))
         points = code_points(row["shown"])
         lines.append(f"  {row['id']:>6}  {shown}" + (f"  {points}" if points else ""))
     return "\n".join(lines)
@@ -137,7 +135,7 @@ class TokenPlayground:
 
         self.enc = gpt2_encoding()
         self.text = text
-        self.box = widgets.Text(value=text, description="text", layout=widgets.Layout(width="90%"),
+        self.box = widgets.Text(value=text, description=label("tokens.box"), layout=widgets.Layout(width="90%"),
                                 continuous_update=True)
         self.view = widgets.HTML()
         self.box.observe(self.update, names="value")

@@ -1,0 +1,44 @@
+"""The language the notebooks' labels speak: English (``"en"``, the default) or Chinese (``"zh"``).
+
+Every notebook's first code cell chooses it (the notebooks in notebooks/zh/ say ``"zh"``)::
+
+    from course_lib.ui.language import set_language
+    set_language("zh")
+
+From then on the plots' titles, axis labels and legends, the sampling panel, the token
+playground, the ✓ check lines' notes, the Checks cell's summary line, the exercise checks'
+frame lines and the NameError hint come from :data:`course_lib.ui.strings.STRINGS` in that
+language. The numbers, figure ids and token texts never change with the language.
+
+:func:`text` is how course_lib asks for a string: ``text("plot.probability")``, or with the
+string's ``{placeholders}`` filled in: ``text("checks.show_all", n=18)``.
+"""
+from __future__ import annotations
+
+from .strings import STRINGS
+
+LANGUAGES = tuple(STRINGS)            # ("en", "zh")
+DEFAULT = "en"
+_current = DEFAULT
+
+
+def set_language(code: str) -> None:
+    """Choose the language of course_lib's labels and messages: ``"en"`` or ``"zh"``."""
+    global _current
+    if code not in STRINGS:
+        raise ValueError(f"unknown language {code!r}: course_lib speaks "
+                         + ", ".join(repr(c) for c in LANGUAGES))
+    _current = code
+
+
+def current_language() -> str:
+    """The code chosen by :func:`set_language` (``"en"`` until one is chosen)."""
+    return _current
+
+
+def text(key: str, **values) -> str:
+    """The string ``key`` in the current language, its ``{placeholders}`` filled from ``values``."""
+    table = STRINGS[_current]
+    if key not in table:
+        raise KeyError(f"no string {key!r} in course_lib.ui.strings ({_current!r})")
+    return table[key].format(**values) if values else table[key]
