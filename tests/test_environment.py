@@ -70,7 +70,8 @@ def test_readme_commands_are_the_ones_ci_and_binder_use():
 
 def test_top_level_layout():
     expected = {"notebooks", "course_lib", "data", "environment.yml", "README.md", "tests", "LICENSE",
-                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore", "apt.txt"}
+                "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore", "apt.txt",
+                "README.zh-CN.md"}                       # the Chinese README (issue 15)
     present = {p.name for p in ROOT.iterdir()} - {".git", ".venv", ".pytest_cache", "artifacts", "build"}
     present = {p for p in present if not p.endswith(".egg-info")}
     assert present == expected, present ^ expected
@@ -144,6 +145,15 @@ def test_readme_install_instructions():
     assert 'LAB_ARGS="--port 8899 --no-browser"' in readme
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert notebook.stem in readme, notebook.stem
+
+
+def test_the_chinese_readme_has_the_two_commands_and_opens_the_chinese_edition():
+    zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "urlpath=lab/tree/notebooks/zh/01_tokenizer.ipynb" in zh
+    assert "make lab" in zh and "make test" in zh and "Python 3.11" in zh and "fonts-noto-cjk" in zh
+    for notebook in sorted((ROOT / "notebooks" / "zh").rglob("*.ipynb")):
+        assert notebook.relative_to(ROOT).as_posix() in zh, notebook
+    assert "](README.zh-CN.md)" in (ROOT / "README.md").read_text(encoding="utf-8")[:800]
 
 
 def test_binder_and_ci_install_the_cjk_and_emoji_fonts():

@@ -16,11 +16,15 @@ import torch.nn.functional as F
 
 from course_lib.exercises import EXERCISES, NOT_ATTEMPTED, Result, check_notebook, load_functions
 from course_lib.figures import load_registry
+from course_lib.ui.strings import STRINGS
 
 from test_notebook_outputs import problems_in
 
 SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "exercise_solutions.ipynb"
 SOLVED = load_functions(SOLUTIONS)
+NOTEBOOKS = SOLUTIONS.parent.parent
+# both editions' solutions notebooks (the Chinese one: notebooks/zh/solutions/, issue 15)
+ALL_SOLUTIONS = [SOLUTIONS] + sorted((NOTEBOOKS / "zh" / "solutions").glob("exercise_solutions.ipynb"))
 
 
 def check(name, fn) -> Result:
@@ -388,8 +392,9 @@ def test_check_notebook_grades_only_the_exercise_cells(tmp_path):
     assert "upper- or lower-triangular" in results["make_causal_mask"].hint
 
 
-def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick():
-    nb = json.loads(SOLUTIONS.read_text(encoding="utf-8"))
+@pytest.mark.parametrize("solutions", ALL_SOLUTIONS, ids=lambda p: p.relative_to(NOTEBOOKS).as_posix())
+def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick(solutions):
+    nb = json.loads(solutions.read_text(encoding="utf-8"))
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
     checks = [c for c in code if "".join(c["source"]).startswith("check_")]
@@ -399,17 +404,21 @@ def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick():
         printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
         assert printed.startswith(f"✓ {name}\n"), printed
     assert all(o["output_type"] == "stream" and o["name"] == "stdout" for c in code for o in c["outputs"])
-    assert not problems_in(SOLUTIONS)
+    assert not problems_in(solutions)
+    assert all(r.passed for r in check_notebook(solutions)) and len(check_notebook(solutions)) == len(EXERCISES)
 
 
 # --------------------------------------------------------------------------- the learner notebooks
 
-LEARNER = {chapter: next((SOLUTIONS.parent.parent).glob(f"{chapter}_*.ipynb")) for chapter in sorted({c for c, _ in EXERCISES.values()})}
+# chapter -> its notebook, in both editions ("zh/01" -> notebooks/zh/01_tokenizer.ipynb)
+LEARNER = {f"{edition}{chapter}": path for chapter in sorted({c for c, _ in EXERCISES.values()})
+           for edition in ("", "zh/") for path in sorted((NOTEBOOKS / edition).glob(f"{chapter}_*.ipynb"))}
 
 
-@pytest.mark.parametrize("chapter", sorted(LEARNER))
-def test_each_notebook_ships_its_exercises_as_stubs_with_their_not_attempted_lines(chapter):
-    path = LEARNER[chapter]
+@pytest.mark.parametrize("edition_chapter", sorted(LEARNER))
+def test_each_notebook_ships_its_exercises_as_stubs_with_their_not_attempted_lines(edition_chapter):
+    path, chapter = LEARNER[edition_chapter], edition_chapter[-2:]
+    not_attempted = STRINGS["zh" if edition_chapter.startswith("zh/") else "en"]["exercise.not_attempted"]
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     names = [name for name, (c, _) in EXERCISES.items() if c == chapter]
     stubs = [i for i, c in enumerate(cells) if "exercise" in c.get("metadata", {}).get("tags", [])]
@@ -421,5 +430,5 @@ def test_each_notebook_ships_its_exercises_as_stubs_with_their_not_attempted_lin
         assert statement["cell_type"] == "markdown" and f"`{name}`" in "".join(statement["source"])
         assert "".join(check_cell["source"]) == f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"
         printed = "".join("".join(o.get("text", "")) for o in check_cell["outputs"])
-        assert printed == f"· {name}: {NOT_ATTEMPTED}\n", f"{path.name}: {name}'s check cell shows {printed!r}"
+        assert printed == f"· {name}: {not_attempted}\n", f"{path.name}: {name}'s check cell shows {printed!r}"
     assert [r.attempted for r in check_notebook(path)] == [False] * len(names)

@@ -20,8 +20,10 @@ BASE_FONT = "DejaVu Sans"
 # families tried in this order; the first one installed is used for the characters DejaVu lacks
 CJK_FAMILIES = ["Noto Sans CJK SC", "Noto Sans CJK JP", "Noto Sans SC", "Source Han Sans SC",
                 "WenQuanYi Zen Hei", "PingFang SC", "Microsoft YaHei", "SimHei"]
-# where system CJK fonts live (Debian's fonts-noto-cjk, macOS, Windows)
-CJK_FILE_PATTERNS = ["/usr/share/fonts/**/NotoSansCJK-Regular.ttc", "/usr/share/fonts/**/NotoSansSC-*.otf",
+# where system CJK fonts live (Debian's fonts-noto-cjk, macOS, Windows); the bold face too, for
+# bold Chinese labels (the map's stage names) without a "findfont: Failed to find font weight bold"
+CJK_FILE_PATTERNS = ["/usr/share/fonts/**/NotoSansCJK-Regular.ttc", "/usr/share/fonts/**/NotoSansCJK-Bold.ttc",
+                     "/usr/share/fonts/**/NotoSansSC-*.otf",
                      "/usr/share/fonts/**/wqy-zenhei.ttc", "/System/Library/Fonts/PingFang.ttc",
                      os.path.join(os.environ.get("WINDIR", "C:/Windows"), "Fonts", "msyh.ttc")]
 MISSING_GLYPH = r"Glyph \d+ .*missing from (current )?font"

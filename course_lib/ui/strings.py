@@ -131,8 +131,8 @@ ZH = {
     "recorded.chart_title": "{prompt} 之后：文章记录的结果（预训练 GPT-2）",
     "recorded.chart_note": "不是在本机计算的：有了权重即可自己计算",
     "recorded.greedy": "贪心解码选中 id {id} = {token}：{text}",
-    "recorded.top_p": ("在 '…the 44th President of the United' 之后，top-p 0.9 保留 {kept_united} 个词元"
-                       "（{top}，p = {p:.3f}）\n在 {once} 之后，top-p 0.9 保留 {kept_once} 个词元"),
+    "recorded.top_p": ("在 '…the 44th President of the United' 之后，top-p 0.9 保留 {kept_united} 个词元\n"
+                       "  （{top}，p = {p:.3f}）\n在 {once} 之后，top-p 0.9 保留 {kept_once} 个词元"),
     # -- pipeline_map.py
     "map.ids": "词元 id", "map.embeddings": "嵌入", "map.attention": "注意力",
     "map.block": "Transformer 块", "map.lm_head": "输出层", "map.logits": "logits", "map.loss": "损失",
