@@ -7,6 +7,12 @@ Serves a copy of the notebooks on localhost (random free port, no token, no brow
   你 renders as a glyph, not as the missing-glyph box: drawn in the token span's own font, its
   pixels differ from those of U+10FFFD, a code point no font has (the fonts come from
   ``apt.txt``; ``.ci/run`` installs them). Notebook 05 shows GPT-2's recorded top-5.
+* The Chinese edition's notebook 05 (notebooks/zh/, issue 15) opens with its Chinese text drawn
+  as glyphs (the same pixel test, on a heading and on the Checks line); its chart of GPT-2's
+  recorded top-5, whose title and axis label are Chinese, is the PNG matplotlib draws with the
+  course's fonts, and that PNG differs from the one drawn without the CJK font (which warns of
+  missing glyphs): the labels are glyphs, not boxes. Screenshots: ``artifacts/zh_notebook_05.png``,
+  ``artifacts/zh_chart.png``.
 * Notebook 07 runs all cells, the panel's u control moves and the panel's text follows.
   Screenshots: ``artifacts/browser_panel.png``, ``artifacts/browser_lab.png`` (gitignored).
 
@@ -81,6 +87,8 @@ def lab_server(tmp_path_factory):
     root.mkdir()
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         shutil.copy(notebook, root / notebook.name)
+    if (ROOT / "notebooks" / "zh").is_dir():                    # the Chinese edition, as zh/
+        shutil.copytree(ROOT / "notebooks" / "zh", root / "zh")
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
     broken_copy(NOTEBOOK, root / BROKEN)
     settings = home / "settings" / "@jupyterlab" / "notebook-extension"
@@ -431,3 +439,91 @@ def test_a_failing_cell_stops_the_browser_test_within_seconds(request):
     assert "deliberately broken copy" in text and "RuntimeError" in text, text
     assert 'raise RuntimeError("deliberately broken copy' in text, text       # the cell's source
     assert "artifacts/browser_error.png" in text and shot.is_file()
+
+
+# The recorded top-5 chart of zh/05, drawn the way the kernel draws it (inline backend, Chinese
+# labels): with the course's fonts, then with DejaVu Sans alone (no CJK font). Prints JSON: both
+# PNGs (base64) and how many missing-glyph warnings each drawing raised.
+ZH_CHART_SCRIPT = r"""
+import base64, json, warnings
+import matplotlib
+from IPython.core.pylabtools import print_figure
+from course_lib.ui.language import set_language
+from course_lib.ui import plots, recorded   # plots: the course's fonts (DejaVu Sans + a CJK font)
+set_language("zh")
+out = {}
+for name, family in [("course", list(matplotlib.rcParams["font.family"])), ("no_cjk", ["DejaVu Sans"])]:
+    matplotlib.rcParams["font.family"] = family
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ax = recorded.recorded_top5_chart()
+        png = print_figure(ax.figure, "png", bbox_inches="tight")
+    out[name] = {"png": base64.b64encode(png).decode(), "family": family,
+                 "missing": sum("missing from" in str(w.message) for w in caught),
+                 "title": ax.get_title(), "ylabel": ax.get_ylabel()}
+print(json.dumps(out))
+"""
+
+
+def zh_chart_renderings() -> dict:
+    env = dict(os.environ, MPLBACKEND="module://matplotlib_inline.backend_inline")
+    done = subprocess.run([sys.executable, "-c", ZH_CHART_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+# the src of the <img> of the first output whose cell's source contains `code` (a data: URL)
+CHART_SRC_JS = r"""(code) => {
+  const cell = [...document.querySelectorAll('.jp-Notebook .jp-CodeCell')]
+    .find(c => c.querySelector('.jp-InputArea-editor').textContent.includes(code));
+  const img = cell && cell.querySelector('.jp-OutputArea-output img');
+  if (!img) return null;
+  img.scrollIntoView();
+  return img.src;
+}"""
+
+
+def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(request):
+    need_browser()
+    zh05 = ROOT / "notebooks" / "zh" / "05_lm_head.ipynb"
+    assert zh05.is_file(), "notebooks/zh/05_lm_head.ipynb is missing"
+    url = request.getfixturevalue("lab_server")
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    cells = json.loads(zh05.read_text(encoding="utf-8"))["cells"]
+    title = "".join(cells[0]["source"]).splitlines()[0].lstrip("# ")
+    han = next(ch for ch in title if "\u4e00" <= ch <= "\u9fff")          # a Chinese character of the title
+    rendered = zh_chart_renderings()
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{url}/lab/workspaces/zh-view/tree/zh/05_lm_head.ipynb")
+            page.wait_for_function(MAP_JS, arg="05_lm_head.ipynb", timeout=60_000)
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(ARTIFACTS / "zh_notebook_05.png"))
+            for selector, text in [(".jp-RenderedMarkdown h1", han), (".jp-OutputArea-output b", "与文章一致")]:
+                glyph = page.evaluate(GLYPH_JS, [selector, text])
+                assert glyph is not None, f"no {selector} holding {text!r} in zh/05"
+                print(text, "in", selector, glyph)
+                assert glyph["inked"] and glyph["differ"], f"{text!r} renders as the missing-glyph box in {glyph['font']}"
+            src = page.evaluate(CHART_SRC_JS, "recorded_top5_chart()")
+            assert src and src.startswith("data:image/png;base64,"), src
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(ARTIFACTS / "zh_chart.png"))
+        except Exception:
+            page.screenshot(path=str(ARTIFACTS / "browser_failure.png"))
+            raise
+        finally:
+            browser.close()
+    course, no_cjk = rendered["course"], rendered["no_cjk"]
+    print("chart title:", course["title"], "| y label:", course["ylabel"], "| fonts:", course["family"])
+    assert re.search(r"[\u4e00-\u9fff]", course["title"]) and course["ylabel"] == "概率"
+    assert len(course["family"]) == 2, f"no CJK font behind DejaVu Sans: {course['family']}"
+    assert course["missing"] == 0, "matplotlib drew a missing-glyph box with the course's fonts"
+    assert no_cjk["missing"] > 0, "without the CJK font the Chinese labels should be missing glyphs"
+    shown = "".join(src.split(",", 1)[1].split())
+    assert shown == course["png"], "the chart in the browser is not the one drawn with the course's fonts"
+    assert shown != no_cjk["png"], "the chart in the browser is the one drawn without a CJK font"
