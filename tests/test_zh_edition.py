@@ -60,13 +60,23 @@ def is_fstring(literal: str) -> bool:
     return "f" in literal[:literal.index(literal[-1])].lower()
 
 
+class _BlankStrings(ast.NodeTransformer):
+    """Replace every string constant of an expression by "" (display strings may be translated,
+    e.g. ``f"{'same' if ok else 'DIFFERENT'}"``)."""
+
+    def visit_Constant(self, node):
+        return ast.Constant("") if isinstance(node.value, str) else node
+
+
 def fstring_code(literal: str) -> str:
-    """What an f-string computes, without its literal text: ``{expr!conv:spec}`` per field."""
+    """What an f-string computes, without its literal text: ``{expr!conv:spec}`` per field, the
+    expression's own string constants blanked, the format spec kept as written."""
     parts = []
-    for node in ast.walk(ast.parse(literal, mode="eval")):
+    for node in ast.parse(literal, mode="eval").body.values:
         if isinstance(node, ast.FormattedValue):
             spec = ast.unparse(node.format_spec) if node.format_spec is not None else ""
-            parts.append(f"{{{ast.unparse(node.value)}!{node.conversion}:{spec}}}")
+            value = ast.unparse(_BlankStrings().visit(node.value))
+            parts.append(f"{{{value}!{node.conversion}:{spec}}}")
     return "f" + "".join(parts)
 
 
@@ -221,6 +231,8 @@ def test_a_translated_comment_string_or_fstring_text_passes_but_not_its_format_s
     assert code_tokens(en) == code_tokens(zh)
     assert code_tokens(en) != code_tokens(zh.replace(":.4f", ":.3f"))
     assert code_tokens(en) != code_tokens(zh.replace("len(y)", "len(z)"))
+    assert code_tokens("f\"{'same' if ok else 'DIFFERENT'}\"") == code_tokens("f\"{'相同' if ok else '不同'}\"")
+    assert code_tokens("f\"{'same' if ok else 'DIFFERENT'}\"") != code_tokens("f\"{'same' if not ok else 'DIFFERENT'}\"")
 
 
 def test_a_dropped_cell_or_changed_tag_fails():
