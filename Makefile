@@ -35,14 +35,15 @@ SCALAR := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 # The unit tests that check figures (or their margins); the scalar-kernel stage re-runs them
 # without the slow weight re-derivations (stage 1 runs those). Left out: the tokenizer's and
 # GPT-2's architecture tests (integers and shapes, compared with tiktoken / transformers) and
-# the tests of the tests (mutations, browser).
+# the tests of the tests (mutations, browser), and the Chinese edition's tests (words, not numbers).
+NOT_FIGURE_TESTS := tests/test_mutations.py tests/test_browser_panel.py tests/test_tokenizer.py tests/test_gpt2.py \
+	tests/test_language.py tests/test_zh_edition.py
+FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure|margins' tests/test_*.py))
 # The scalar-kernel nbval stage runs the English notebooks only: the Chinese twins (notebooks/zh/)
 # run the same code cell for cell (tests/test_zh_edition.py proves it token by token, strings and
 # comments aside) and differ only in the words around the numbers, which no CPU kernel changes;
 # stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
 SCALAR_NB_SKIP := --ignore=notebooks/zh
-NOT_FIGURE_TESTS := tests/test_mutations.py tests/test_browser_panel.py tests/test_tokenizer.py tests/test_gpt2.py
-FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure|margins' tests/test_*.py))
 
 .PHONY: setup setup-test lab test
 

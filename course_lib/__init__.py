@@ -2,7 +2,9 @@
 
 One subpackage per layer; every module's docstring says which notebook teaches it. Lower
 layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench,
-exercises).
+exercises). One exception: ``ui.language`` and ``ui.strings`` (the labels in English and Chinese)
+import nothing from course_lib, so any layer may read them (``figures.registry``'s ✓-line notes,
+the exercise frames).
 
 Where each notebook's code lives
     01_tokenizer   ``tokens.bpe`` (BPE by hand, tiktoken offline), ``tokens.streaming``
@@ -36,7 +38,8 @@ The layers
                    ``"computer"`` field names it (``"lab.top_p"`` → ``course_lib.figures.lab:top_p``);
                    ``margins``
     ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``, ``pipeline_map`` (the map),
-                   ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``
+                   ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``,
+                   ``language`` (``set_language("en" | "zh")``) and ``strings`` (every label, both languages)
     ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
                    exercise, ``check_<name>(fn)`` → ``Result``; ``check_notebook`` for grading;

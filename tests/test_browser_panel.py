@@ -502,6 +502,9 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(reques
         try:
             page.goto(f"{url}/lab/workspaces/zh-view/tree/zh/05_lm_head.ipynb")
             page.wait_for_function(MAP_JS, arg="05_lm_head.ipynb", timeout=60_000)
+            # the Chinese twin's own title (the English 05 has the same tab label)
+            page.wait_for_function("""(han) => [...document.querySelectorAll('.jp-RenderedMarkdown h1')]
+                                       .some(h => h.textContent.includes(han))""", arg=han, timeout=60_000)
             page.wait_for_timeout(300)
             page.screenshot(path=str(ARTIFACTS / "zh_notebook_05.png"))
             for selector, text in [(".jp-RenderedMarkdown h1", han), (".jp-OutputArea-output b", "与文章一致")]:

@@ -9,4 +9,6 @@
 * ``checks``        — the closing Checks cell: one summary line, every ✓ line one click away (all)
 * ``recorded``      — GPT-2's values as the articles recorded them, shown without weights (05, 07)
 * ``fonts``         — a CJK font behind matplotlib's default, no missing-glyph warnings (02–07)
+* ``language``      — ``set_language("en" | "zh")``: the language of every label above (all notebooks)
+* ``strings``       — those labels, once per language (English and Chinese)
 """
