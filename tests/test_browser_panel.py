@@ -465,12 +465,18 @@ print(json.dumps(out))
 """
 
 
-def zh_chart_renderings() -> dict:
+def start_zh_chart_renderings() -> subprocess.Popen:
+    """Run :data:`ZH_CHART_SCRIPT` in a fresh process (it changes matplotlib's fonts), started
+    before the browser so both run at once; :func:`zh_chart_renderings` reads its result."""
     env = dict(os.environ, MPLBACKEND="module://matplotlib_inline.backend_inline")
-    done = subprocess.run([sys.executable, "-c", ZH_CHART_SCRIPT], env=env, capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout.splitlines()[-1])
+    return subprocess.Popen([sys.executable, "-c", ZH_CHART_SCRIPT], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def zh_chart_renderings(process: subprocess.Popen) -> dict:
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    return json.loads(out.splitlines()[-1])
 
 
 # the src of the <img> of the first output whose cell's source contains `code` (a data: URL)
@@ -495,7 +501,7 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(reques
     cells = json.loads(zh05.read_text(encoding="utf-8"))["cells"]
     title = "".join(cells[0]["source"]).splitlines()[0].lstrip("# ")
     han = next(ch for ch in title if "\u4e00" <= ch <= "\u9fff")          # a Chinese character of the title
-    rendered = zh_chart_renderings()
+    renderer = start_zh_chart_renderings()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -521,6 +527,7 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(reques
             raise
         finally:
             browser.close()
+    rendered = zh_chart_renderings(renderer)
     course, no_cjk = rendered["course"], rendered["no_cjk"]
     print("chart title:", course["title"], "| y label:", course["ylabel"], "| fonts:", course["family"])
     assert re.search(r"[\u4e00-\u9fff]", course["title"]) and course["ylabel"] == "概率"
