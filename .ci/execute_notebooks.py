@@ -1,6 +1,10 @@
 """Re-execute notebooks top to bottom, the way they are committed (for maintainers).
 
     .venv/bin/python .ci/execute_notebooks.py notebooks/02_embeddings.ipynb ...
+    .venv/bin/python .ci/execute_notebooks.py notebooks/zh/02_embeddings.ipynb ...   # the Chinese twin
+
+After changing an English notebook's code, make the same change in its twin under notebooks/zh/
+(tests/test_zh_edition.py fails until you do) and re-execute both.
 
 Runs each notebook in a fresh kernel with GPT-2's weights hidden (as `make test` runs nbval),
 one thread, and writes it back without execution timestamps, so a diff shows only outputs.

@@ -19,6 +19,7 @@ import ast
 import copy
 import io
 import json
+import re
 import tokenize
 from pathlib import Path
 
@@ -243,3 +244,37 @@ def test_a_dropped_cell_or_changed_tag_fails():
     tagged = copy.deepcopy(chinese)
     code_cells(tagged)[1][1].setdefault("metadata", {})["tags"] = ["exercise"]
     assert any("tags differ" in p for p in pairing_problems(english, tagged, name))
+
+
+# --------------------------------------------------------------------------- links in both editions
+
+LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)(?:#((?:[^()\s]|\([^()\s]*\))*))?\)")
+
+
+def anchors(path: Path) -> set[str]:
+    """A notebook's link targets: its headings as JupyterLab makes their ids (spaces → '-') and
+    explicit ``<a id="…">`` anchors."""
+    found = set()
+    for cell in load(path)["cells"]:
+        if cell["cell_type"] == "markdown":
+            text = source(cell)
+            found |= {h.strip().replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}
+            found |= set(re.findall(r"""(?:id|name)=["']([^"']+)["']""", text))
+    return found
+
+
+@pytest.mark.parametrize("name", ENGLISH + [f"zh/{n}" for n in TRANSLATED])
+def test_links_to_other_notebooks_find_the_file_and_the_heading(name):
+    """From notebooks/zh/ a link such as 02_embeddings.ipynb reaches the Chinese twin; a link
+    with #anchor must name a heading (translated, in the Chinese edition) of the target."""
+    path = NOTEBOOKS / name
+    broken = []
+    for cell in load(path)["cells"]:
+        if cell["cell_type"] == "markdown":
+            for file, anchor in LINK.findall(source(cell)):
+                target = (path.parent / file).resolve()
+                if not target.is_file():
+                    broken.append(f"{file}: no such notebook")
+                elif anchor and anchor not in anchors(target):
+                    broken.append(f"{file}#{anchor}: no such heading")
+    assert not broken, f"{name}: " + "; ".join(broken)
