@@ -128,7 +128,7 @@ def test_plots_and_the_map_are_labelled_in_chinese(zh):
     assert ax.get_title() == "注意力权重（每行一个查询）" and ax.get_xlabel() == "被读取的位置（键）"
     ax = plots.draw_histogram([3, 1], [0.75, 0.25], ["a", "b"])
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["实际频率（4 次抽取）", "目标概率"]
-    assert "你在这里：注意力（第 03 课）" in repr(pipeline_map("03"))
+    assert "你在这里：注意力（笔记本 03）" in repr(pipeline_map("03"))
     texts = [t.get_text() for t in pipeline_map("03").figure().axes[0].texts]
     assert "▲ 你在这里" in texts and "嵌入" in texts
     set_language("en")

@@ -142,10 +142,10 @@ ZH = {
     "map.what.lm_head": "h · W 的每一行", "map.what.logits": "每个 id 一个分数",
     "map.what.loss": "训练：−log p(目标)", "map.what.sampling": "生成：选出一个 id",
     "map.what.next id": "追加，再运行一次",
-    "map.notebook": "第 {nb} 课",
+    "map.notebook": "笔记本 {nb}",
     "map.here_marker": "▲ 你在这里",
     "map.loop": "把新的 id 追加到序列末尾，再运行一次模型",
-    "map.text": "流程：{line}\n      {end}\n你在这里：{here}（第 {notebooks} 课）",
+    "map.text": "流程：{line}\n      {end}\n你在这里：{here}（笔记本 {notebooks}）",
     # -- panel.py
     "panel.greedy": "贪心",
     "panel.off": "关",
