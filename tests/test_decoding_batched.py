@@ -71,6 +71,35 @@ def test_top_k_from_the_logits_alone_keeps_the_same_ids():
         keep_mask(TOP_P, None, 0.9, logits)
 
 
+def test_batched_softmax_checks_its_input_through_its_output():
+    """softmax_with_temperature_batched checks the logits by the first column of its output (a bad
+    row makes every probability NaN): each kind of bad row still raises, a finite z / τ that
+    overflows float32 still gives the stable softmax, and rows near the probability-sum limit
+    are judged in float64 (check_prob_rows sums in float32 first)."""
+    z = torch.randn(3, 50)
+    for bad, message in ((math.nan, "NaN"), (math.inf, r"\+inf")):
+        rows = z.clone()
+        rows[1, 17] = bad
+        with pytest.raises(ValueError, match=message):
+            SB.softmax_with_temperature_batched(rows, 0.8)
+    rows = z.clone()
+    rows[2] = -math.inf
+    with pytest.raises(ValueError, match="all -inf"):
+        SB.softmax_with_temperature_batched(rows, 0.8)
+    huge = z.clone()
+    huge[0, 3] = 3e38                                  # finite, but 3e38 / 0.5 is inf in float32
+    p = SB.softmax_with_temperature_batched(huge, 0.5)
+    assert torch.isfinite(p).all() and p[0, 3] == 1.0
+    assert torch.equal(p[1:], torch.softmax(z[1:] / 0.5, dim=-1))
+    from course_lib.decoding.checks import check_prob_rows
+    q = torch.full((2, 4), 0.25, dtype=torch.float64)
+    q[0, 0] += 8e-6                                    # within 1e-5 of 1, beyond 1e-5 / 2
+    assert check_prob_rows(q) is q
+    q[1, 0] += 2e-5
+    with pytest.raises(ValueError, match="row 1 must sum to 1"):
+        check_prob_rows(q)
+
+
 def test_the_rows_really_have_ties_at_the_top_k_boundary(probs):
     sorted_row = torch.sort(probs[0], descending=True).values
     assert (sorted_row[49] == sorted_row[50]).item()    # k = 50 must break a tie by id

@@ -24,8 +24,10 @@ import time
 
 import torch
 
+
 from ..decoding.generate import generate
 from ..gpt2.loader import load_gpt2
+from . import machine_line
 from .gpt2_file import save_random_gpt2
 
 try:                                             # the comparison is optional
@@ -101,7 +103,7 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(f"torch {torch.__version__}, GPT-2 small architecture, random weights (seed {args.seed}) "
-          f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens")
+          f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens; {machine_line()}")
     if transformers is None:
         print("transformers is not installed: the HF columns are skipped (pip install transformers)")
     else:

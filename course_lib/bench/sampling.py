@@ -35,6 +35,7 @@ import torch
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
+from . import machine_line
 
 try:                                             # the comparison is optional
     from transformers import (LogitsProcessorList, MinPLogitsWarper, TemperatureLogitsWarper,
@@ -172,9 +173,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     args = parser.parse_args(argv)
-    import platform
-    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"{platform.processor() or platform.machine()}")
+    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}; "
+          f"{machine_line()}")
     if LogitsProcessorList is None:
         print("transformers is not installed: the HF columns are skipped (pip install transformers)")
     else:

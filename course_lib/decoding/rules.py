@@ -107,19 +107,21 @@ def _top_n_rows(mask: torch.Tensor, rows: torch.Tensor, key: torch.Tensor, n: to
     return mask
 
 
-def top_k_fast(key: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def top_k_fast(key: torch.Tensor, k: int, sorted_ids: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``top_n_mask(key, k)`` for one k < V: ``topk(k + 1)``; where the k-th value is above the
     (k+1)-th (no tie across the cut) the k ids are that set, otherwise the row takes the exact
-    tie path. Returns (mask [B, V], ids [B, k] in increasing id order)."""
+    tie path. Returns (mask [B, V], ids [B, k] in increasing id order, or None when
+    ``sorted_ids=False``: the mask alone)."""
     B, V = key.shape
     values, idx = torch.topk(key, k + 1, dim=-1)
     mask = torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx[:, :k], True)
-    tied = torch.nonzero(~(values[:, k - 1] > values[:, k])).flatten()
-    if tied.numel():
+    cut = values[:, k - 1] > values[:, k]                          # [B] no tie across the cut
+    if not bool(cut.all()):
+        tied = torch.nonzero(~cut).flatten()
         mask = _top_n_rows(mask, tied, key, torch.full((B, 1), k))
         idx = idx[:, :k].clone()
         idx[tied] = torch.nonzero(mask[tied])[:, 1].view(-1, k)
-    return mask, torch.sort(idx[:, :k], dim=-1).values
+    return mask, (torch.sort(idx[:, :k], dim=-1).values if sorted_ids else None)
 
 
 # top-p: a row's probabilities go into buckets by their float bits (8 per power of two), so only
@@ -226,7 +228,7 @@ class TopK:
     def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
         if k >= probs.shape[-1]:
             return _only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
-        return _only_allowed(top_k_fast(key, k)[0], allowed)
+        return _only_allowed(top_k_fast(key, k, sorted_ids=False)[0], allowed)
 
 
 class TopP:
