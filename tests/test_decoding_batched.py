@@ -49,6 +49,7 @@ def test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, v
         assert mask.shape == (batch.shape[0], V) and mask.dtype == torch.bool
         for b in rows:
             assert set(per_row(row_lists[b], value)) == rows_as_sets(mask[b:b + 1])[0], (value, b)
+            assert torch.equal(batched(batch[b:b + 1], value), mask[b:b + 1]), (value, b)   # one-row path
 
 
 @pytest.mark.slow
