@@ -92,6 +92,11 @@ def test_batched_softmax_checks_its_input_through_its_output():
     p = SB.softmax_with_temperature_batched(huge, 0.5)
     assert torch.isfinite(p).all() and p[0, 3] == 1.0
     assert torch.equal(p[1:], torch.softmax(z[1:] / 0.5, dim=-1))
+    wide = torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3
+    for rows in (wide, wide.double(), wide[:1]):                    # the in-place softmax: same numbers
+        for t in (0.7, 1.0):
+            assert torch.equal(SB.softmax_with_temperature_batched(rows, t), torch.softmax(rows / t, dim=-1))
+    assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
     from course_lib.decoding.checks import check_prob_rows
     q = torch.full((2, 4), 0.25, dtype=torch.float64)
     q[0, 0] += 8e-6                                    # within 1e-5 of 1, beyond 1e-5 / 2
