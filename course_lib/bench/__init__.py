@@ -13,7 +13,25 @@ Hugging Face ``transformers`` when it is installed.
 """
 import os
 import platform
+import time
 from pathlib import Path
+
+NO_TRANSFORMERS = "transformers is not installed: the HF columns are skipped (pip install transformers)"
+
+
+def interleaved(fns, rounds: int, warm_up: bool = True) -> list[list[float]]:
+    """Seconds of each function, called in turn (a, b, a, b, …) ``rounds`` times, so that noise
+    from other work hits every side; after one warm-up call each unless ``warm_up=False``."""
+    if warm_up:
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for t, fn in zip(times, fns):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return times
 
 
 def machine_line() -> str:

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import machine_line
+from . import NO_TRANSFORMERS, machine_line
 
 PROMPT_IDS = [464, 3616, 286, 1204, 318]     # "The meaning of life is"
 MiB = 2 ** 20
@@ -106,7 +106,7 @@ def main(argv=None):
         import transformers  # noqa: F401
         sides = ["course", "hf"]
     except ImportError:
-        print("transformers is not installed: the HF column is skipped (pip install transformers)")
+        print(NO_TRANSFORMERS)
         sides = ["course"]
     from ..gpt2.config import GPT2_SMALL_CONFIG as c
     from .gpt2_file import save_random_gpt2
