@@ -7,6 +7,7 @@ hint written for that mistake.
 """
 import json
 import math
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -33,7 +34,8 @@ def check(name, fn) -> Result:
 def test_the_worked_solution_passes_and_reproduces_an_article_figure(name):
     result = check(name, SOLVED[name])
     assert result.passed, result.message
-    assert result.message.startswith(f"✓ {name}: ") and result.details and result.hint is None
+    assert result.message.startswith(f"✓ {name}\n  · ") and result.details and result.hint is None
+    assert all(len(line) <= 88 for line in result.message.splitlines()), result.message
     assert any(figure_id in result.message for figure_id in load_registry()), (
         f"{name}'s ✓ line names no registry figure: {result.message}")
 
@@ -60,7 +62,7 @@ def ellipsis_stub(*args, **kwargs):
 def test_a_stub_is_not_attempted_yet_without_a_traceback(name, fn):
     result = check(name, fn)
     assert not result.passed and not result.attempted
-    assert result.message == f"· {name}: {NOT_ATTEMPTED}"
+    assert result.message == f"· {name}: {NOT_ATTEMPTED}" and len(result.message) <= 88
     assert "Traceback" not in result.message
 
 
@@ -69,7 +71,7 @@ def test_a_missing_return_and_a_crash_each_give_one_line():
     assert not result.passed and result.attempted and "forget `return`" in result.hint
     result = check("make_causal_mask", lambda T: [][1])
     assert result.hint.startswith("on T = 3 your function raised IndexError: list index out of range")
-    assert "\n" not in result.message
+    assert result.message == textwrap.fill(f"✗ make_causal_mask: {result.hint}", 88, subsequent_indent="  ")
     result = check("make_causal_mask", "not a function")
     assert not result.passed and "pass the function" in result.hint
 
@@ -92,7 +94,7 @@ def test_the_result_object_is_what_a_grading_script_reads(capsys):
     result._ipython_display_()
     assert capsys.readouterr().out == result.message + "\n"
     failed = check("top_k_filter", lambda probs, k: probs)
-    assert not bool(failed) and failed.message == f"✗ top_k_filter: {failed.hint}"
+    assert not bool(failed) and " ".join(failed.message.split()) == f"✗ top_k_filter: {failed.hint}"
 
 
 def test_a_check_leaves_the_default_dtype_alone():
@@ -395,6 +397,29 @@ def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick():
     for cell in checks:
         name = "".join(cell["source"]).split("(")[1].rstrip(")")
         printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
-        assert printed.startswith(f"✓ {name}: "), printed
+        assert printed.startswith(f"✓ {name}\n"), printed
     assert all(o["output_type"] == "stream" and o["name"] == "stdout" for c in code for o in c["outputs"])
     assert not problems_in(SOLUTIONS)
+
+
+# --------------------------------------------------------------------------- the learner notebooks
+
+LEARNER = {chapter: next((SOLUTIONS.parent.parent).glob(f"{chapter}_*.ipynb")) for chapter in sorted({c for c, _ in EXERCISES.values()})}
+
+
+@pytest.mark.parametrize("chapter", sorted(LEARNER))
+def test_each_notebook_ships_its_exercises_as_stubs_with_their_not_attempted_lines(chapter):
+    path = LEARNER[chapter]
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    names = [name for name, (c, _) in EXERCISES.items() if c == chapter]
+    stubs = [i for i, c in enumerate(cells) if "exercise" in c.get("metadata", {}).get("tags", [])]
+    defined = ["".join(cells[i]["source"]).split("def ", 1)[1].split("(", 1)[0] for i in stubs]
+    assert defined == names, f"{path.name}: exercise cells define {defined}, expected {names} in that order"
+    for i, name in zip(stubs, names):
+        assert "raise NotImplementedError" in "".join(cells[i]["source"]), f"{path.name}: {name} is shipped solved"
+        statement, check_cell = cells[i - 1], cells[i + 1]
+        assert statement["cell_type"] == "markdown" and f"`{name}`" in "".join(statement["source"])
+        assert "".join(check_cell["source"]) == f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"
+        printed = "".join("".join(o.get("text", "")) for o in check_cell["outputs"])
+        assert printed == f"· {name}: {NOT_ATTEMPTED}\n", f"{path.name}: {name}'s check cell shows {printed!r}"
+    assert [r.attempted for r in check_notebook(path)] == [False] * len(names)

@@ -10,7 +10,7 @@ worked solutions, each followed by the same call). One module per chapter holds 
     ch04_block      layer_norm, mlp_forward, pre_norm_block
     ch05_lm_head    one_logit, all_logits, head_parameters, stable_softmax
     ch06_loss       shift_targets, target_probs, cross_entropy, sgd_step
-    ch07_sampling   apply_temperature, top_k_filter, top_p_filter, min_p_filter, interval_draw, generate_cached
+    ch07_sampling   interval_draw, apply_temperature, top_k_filter, top_p_filter, min_p_filter, generate_cached
 
 A checker returns a :class:`Result` (``passed``, ``name``, ``message``, ``details``); a notebook
 shows its one line. For grading, :func:`check_notebook` runs a notebook's exercise cells (those

@@ -1,5 +1,5 @@
-"""Exercises of notebook 07 (sampling): temperature, top-k with ties, top-p keeping the crossing
-token, min-p, the interval draw from u, greedy generation with a KV cache.
+"""Exercises of notebook 07 (sampling): the interval draw from u, temperature, top-k with ties,
+top-p keeping the crossing token, min-p, greedy generation with a KV cache.
 
 The article's examples: logits [2, 1, 0] at T = 1 and 0.5 (``lab.temp_210``); the five-token
 row's top-k, top-p and interval draws (``interface.top_k``, ``interface.top_p``,
@@ -276,5 +276,6 @@ def check_generate_cached(fn):
     return run("generate_cached", fn, body)
 
 
-EXERCISES = {"apply_temperature": check_apply_temperature, "top_k_filter": check_top_k_filter, "top_p_filter": check_top_p_filter, "min_p_filter": check_min_p_filter,
-             "interval_draw": check_interval_draw, "generate_cached": check_generate_cached}
+EXERCISES = {"interval_draw": check_interval_draw, "apply_temperature": check_apply_temperature,  # notebook 07's order
+             "top_k_filter": check_top_k_filter, "top_p_filter": check_top_p_filter, "min_p_filter": check_min_p_filter,
+             "generate_cached": check_generate_cached}

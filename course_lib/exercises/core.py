@@ -14,6 +14,7 @@ attempted yet": a friendly line, no traceback.
 """
 from __future__ import annotations
 
+import textwrap
 import traceback
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -22,13 +23,22 @@ import torch
 
 from ..figures.registry import figure_problem
 
-NOT_ATTEMPTED = "not attempted yet: replace `raise NotImplementedError` with your code, then run this cell again"
+NOT_ATTEMPTED = "not attempted yet: write the function above, then run both cells"
+WIDTH = 88                                        # a notebook cell's width: longer lines wrap
+
+
+def _lines(head: str, items) -> str:
+    """``head`` then one indented line per item, each wrapped at :data:`WIDTH`."""
+    wrapped = [textwrap.fill(head, WIDTH, subsequent_indent="  ")]
+    wrapped += [textwrap.fill(item, WIDTH, initial_indent="  · ", subsequent_indent="    ") for item in items]
+    return "\n".join(wrapped)
 
 
 @dataclass
 class Result:
-    """What a checker found: ``passed``, the exercise ``name``, the one-line ``message`` a
-    notebook shows, and ``details`` (what was proven, or the failing case)."""
+    """What a checker found: ``passed``, the exercise ``name``, the ``message`` a notebook shows
+    (✓ and one line per thing proven; ✗ and one hint; or "not attempted yet"), ``details`` (what
+    was proven) and ``hint``. Lines are wrapped at 88 columns."""
 
     name: str
     passed: bool
@@ -130,13 +140,13 @@ def run(name: str, fn, body) -> Result:
     try:
         body(check)
     except NotAttempted:
-        return Result(name, False, f"· {name}: {NOT_ATTEMPTED}", attempted=False)
+        return Result(name, False, _lines(f"· {name}: {NOT_ATTEMPTED}", []), attempted=False)
     except Fail as fail:
         hint = str(fail)
-        return Result(name, False, f"✗ {name}: {hint}", details=list(check.proven), hint=hint)
+        return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)
     finally:
         torch.set_default_dtype(default)
-    return Result(name, True, f"✓ {name}: " + "; ".join(check.proven), details=list(check.proven))
+    return Result(name, True, _lines(f"✓ {name}", check.proven), details=list(check.proven))
 
 
 def seeded(seed: int) -> torch.Generator:
