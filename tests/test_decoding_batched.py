@@ -49,13 +49,34 @@ def test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, v
         assert mask.shape == (batch.shape[0], V) and mask.dtype == torch.bool
         for b in rows:
             assert set(per_row(row_lists[b], value)) == rows_as_sets(mask[b:b + 1])[0], (value, b)
-            assert torch.equal(batched(batch[b:b + 1], value), mask[b:b + 1]), (value, b)   # one-row path
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("batched, per_row, values", CASES)
 def test_batched_filters_keep_the_same_ids_every_row(probs, row_lists, batched, per_row, values):
     test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=range(B))
+
+
+def test_top_p_on_one_row_keeps_what_the_batch_keeps_on_every_row(probs):
+    """top_p_fast on a single row decides in Python floats (rules._top_p_one_row); wherever it
+    decides (not near p, no tie at the cut: None hands the row to the batched path, whose every-row
+    test is above) its mask is the batch's, on all 64 rows, in float32 and float64."""
+    from course_lib.decoding import rules as R
+    decided, threads = 0, torch.get_num_threads()
+    torch.set_num_threads(1)        # single-row calls: two threads only wait on each other here
+    try:
+        for q in (probs, probs.double()):
+            for p in (0.1, 0.5, 0.9, 0.95):
+                batch = R.top_p_fast(q, p, q)
+                for b in range(B):
+                    row = q[b:b + 1]
+                    one = R._top_p_one_row(row, p, *R._buckets(row))
+                    if one is not None:
+                        decided += 1
+                        assert torch.equal(one, batch[b:b + 1]), (q.dtype, p, b)
+    finally:
+        torch.set_num_threads(threads)
+    assert decided >= 200                      # the untied rows (half of them) go this way
 
 
 def test_top_k_from_the_logits_alone_keeps_the_same_ids():
