@@ -57,6 +57,28 @@ def test_batched_filters_keep_the_same_ids_every_row(probs, row_lists, batched, 
     test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=range(B))
 
 
+def test_top_p_on_one_row_keeps_what_the_batch_keeps_on_every_row(probs):
+    """top_p_fast on a single row decides in Python floats (rules._top_p_one_row); wherever it
+    decides (not near p, no tie at the cut: None hands the row to the batched path, whose every-row
+    test is above) its mask is the batch's, on all 64 rows, in float32 and float64."""
+    from course_lib.decoding import rules as R
+    decided, threads = 0, torch.get_num_threads()
+    torch.set_num_threads(1)        # single-row calls: two threads only wait on each other here
+    try:
+        for q in (probs, probs.double()):
+            for p in (0.1, 0.5, 0.9, 0.95):
+                batch = R.top_p_fast(q, p, q)
+                for b in range(B):
+                    row = q[b:b + 1]
+                    one = R._top_p_one_row(row, p, *R._buckets(row))
+                    if one is not None:
+                        decided += 1
+                        assert torch.equal(one, batch[b:b + 1]), (q.dtype, p, b)
+    finally:
+        torch.set_num_threads(threads)
+    assert decided >= 200                      # the untied rows (half of them) go this way
+
+
 def test_top_k_from_the_logits_alone_keeps_the_same_ids():
     """keep_mask(TOP_K, None, k, logits): no probabilities needed, the same ids as with them."""
     from course_lib.decoding.rules import TOP_K, TOP_P, keep_mask
@@ -69,6 +91,40 @@ def test_top_k_from_the_logits_alone_keeps_the_same_ids():
         assert int(expected.sum()) == FAST_B * k
     with pytest.raises(ValueError, match="only top-k"):
         keep_mask(TOP_P, None, 0.9, logits)
+
+
+def test_batched_softmax_checks_its_input_through_its_output():
+    """softmax_with_temperature_batched checks the logits by the first column of its output (a bad
+    row makes every probability NaN): each kind of bad row still raises, a finite z / τ that
+    overflows float32 still gives the stable softmax, and rows near the probability-sum limit
+    are judged in float64 (check_prob_rows sums in float32 first)."""
+    z = torch.randn(3, 50)
+    for bad, message in ((math.nan, "NaN"), (math.inf, r"\+inf")):
+        rows = z.clone()
+        rows[1, 17] = bad
+        with pytest.raises(ValueError, match=message):
+            SB.softmax_with_temperature_batched(rows, 0.8)
+    rows = z.clone()
+    rows[2] = -math.inf
+    with pytest.raises(ValueError, match="all -inf"):
+        SB.softmax_with_temperature_batched(rows, 0.8)
+    huge = z.clone()
+    huge[0, 3] = 3e38                                  # finite, but 3e38 / 0.5 is inf in float32
+    p = SB.softmax_with_temperature_batched(huge, 0.5)
+    assert torch.isfinite(p).all() and p[0, 3] == 1.0
+    assert torch.equal(p[1:], torch.softmax(z[1:] / 0.5, dim=-1))
+    wide = torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3
+    for rows in (wide, wide.double(), wide[:1]):                    # the in-place softmax: same numbers
+        for t in (0.7, 1.0):
+            assert torch.equal(SB.softmax_with_temperature_batched(rows, t), torch.softmax(rows / t, dim=-1))
+    assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
+    from course_lib.decoding.checks import check_prob_rows
+    q = torch.full((2, 4), 0.25, dtype=torch.float64)
+    q[0, 0] += 8e-6                                    # within 1e-5 of 1, beyond 1e-5 / 2
+    assert check_prob_rows(q) is q
+    q[1, 0] += 2e-5
+    with pytest.raises(ValueError, match="row 1 must sum to 1"):
+        check_prob_rows(q)
 
 
 def test_the_rows_really_have_ties_at_the_top_k_boundary(probs):

@@ -1,5 +1,51 @@
-"""Benchmarks: scripts, not tests (both use random weights or logits).
+"""Benchmarks: scripts, not tests (they use random weights or logits), each side by side with
+Hugging Face ``transformers`` when it is installed.
 
-* ``sampling`` — batched top-k / top-p / min-p on [64, 50257] vs the per-row loop (``python -m course_lib.bench.sampling``)
-* ``kv_cache`` — GPT-2 small, with and without the KV cache (``python -m course_lib.bench.kv_cache``)
+* ``sampling`` — batched temperature / top-k / top-p / min-p and the pipeline with its draw vs
+  transformers' logits processors (``python -m course_lib.bench.sampling``)
+* ``generate`` — GPT-2 small greedy generation, with and without the KV cache, vs
+  ``GPT2LMHeadModel.generate`` (``python -m course_lib.bench.generate``)
+* ``memory`` — peak memory of loading GPT-2 + a first forward pass, and of generating
+  (``python -m course_lib.bench.memory``)
+* ``kv_cache`` — GPT-2 small, with and without the KV cache, measured vs the count of
+  multiply-adds (``python -m course_lib.bench.kv_cache``)
+* ``gpt2_file`` — writes the random-weight GPT-2 checkpoint the others load
 """
+import os
+import platform
+import time
+from pathlib import Path
+
+NO_TRANSFORMERS = "transformers is not installed: the HF columns are skipped (pip install transformers)"
+
+
+def interleaved(fns, rounds: int, warm_up: bool = True) -> list[list[float]]:
+    """Seconds of each function, called in turn (a, b, a, b, …) ``rounds`` times, so that noise
+    from other work hits every side; after one warm-up call each unless ``warm_up=False``."""
+    if warm_up:
+        for fn in fns:
+            fn()
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for t, fn in zip(times, fns):
+            start = time.perf_counter()
+            fn()
+            t.append(time.perf_counter() - start)
+    return times
+
+
+def machine_line() -> str:
+    """The CPU model, the core count and the load average: timings depend on all three."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        load = "load average %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg()
+    except OSError:
+        load = "load average unknown"
+    return f"{model}, {os.cpu_count()} logical CPUs, {load}"

@@ -20,12 +20,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
-import time
 
 import torch
 
+
 from ..decoding.generate import generate
 from ..gpt2.loader import load_gpt2
+from . import NO_TRANSFORMERS, interleaved, machine_line
 from .gpt2_file import save_random_gpt2
 
 try:                                             # the comparison is optional
@@ -56,17 +57,6 @@ def hf_ids(model, tokens: int, use_cache: bool) -> list[int]:
     return out[0].tolist()
 
 
-def interleaved(fns, rounds: int) -> list[list[float]]:
-    """Seconds of each function, called in turn (a, b, a, b, …) ``rounds`` times."""
-    times = [[] for _ in fns]
-    for _ in range(rounds):
-        for t, fn in zip(times, fns):
-            start = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - start)
-    return times
-
-
 def run(ours, theirs, tokens: int, threads: int, rounds: int) -> list[tuple[str, float, float | None]]:
     torch.set_num_threads(threads)
     print(f"\n{threads} thread(s), {tokens} new tokens, {rounds} interleaved rounds, ms per token")
@@ -78,7 +68,7 @@ def run(ours, theirs, tokens: int, threads: int, rounds: int) -> list[tuple[str,
         if theirs is not None:
             fns.append(lambda: hf_ids(theirs, tokens, use_cache))
         first = [fn() for fn in fns]                               # warm-up, and the ids compared
-        times = interleaved(fns, rounds)
+        times = interleaved(fns, rounds, warm_up=False)
         cm, cmin = statistics.median(times[0]) / tokens * 1e3, min(times[0]) / tokens * 1e3
         if theirs is not None:
             hm, hmin = statistics.median(times[1]) / tokens * 1e3, min(times[1]) / tokens * 1e3
@@ -101,9 +91,9 @@ def main(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     print(f"torch {torch.__version__}, GPT-2 small architecture, random weights (seed {args.seed}) "
-          f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens")
+          f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens; {machine_line()}")
     if transformers is None:
-        print("transformers is not installed: the HF columns are skipped (pip install transformers)")
+        print(NO_TRANSFORMERS)
     else:
         print(f"transformers {transformers.__version__}")
     with tempfile.TemporaryDirectory() as folder:

@@ -28,6 +28,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from . import NO_TRANSFORMERS, machine_line
+
 PROMPT_IDS = [464, 3616, 286, 1204, 318]     # "The meaning of life is"
 MiB = 2 ** 20
 
@@ -104,7 +106,7 @@ def main(argv=None):
         import transformers  # noqa: F401
         sides = ["course", "hf"]
     except ImportError:
-        print("transformers is not installed: the HF column is skipped (pip install transformers)")
+        print(NO_TRANSFORMERS)
         sides = ["course"]
     from ..gpt2.config import GPT2_SMALL_CONFIG as c
     from .gpt2_file import save_random_gpt2
@@ -112,7 +114,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as folder:
         file = save_random_gpt2(folder)
         print(f"GPT-2 small, random weights, {file.stat().st_size / MiB:.0f} MiB file; each side in a fresh "
-              f"process, {args.rounds} round(s) in turn; MiB above the RSS after imports")
+              f"process, {args.rounds} round(s) in turn; MiB above the RSS after imports; {machine_line()}")
         results = {}
         for _ in range(args.rounds):
             for side in sides:

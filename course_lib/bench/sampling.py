@@ -28,13 +28,13 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 
 import torch
 
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
+from . import NO_TRANSFORMERS, interleaved, machine_line
 
 try:                                             # the comparison is optional
     from transformers import (LogitsProcessorList, MinPLogitsWarper, TemperatureLogitsWarper,
@@ -43,23 +43,6 @@ except ImportError:                              # pragma: no cover - depends on
     LogitsProcessorList = None
 
 TAU, K, P, M = 0.8, 50, 0.9, 0.05
-
-
-def timed(fn) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-def interleaved(fns, rounds: int) -> list[list[float]]:
-    """Times of each function, called in turn (a, b, a, b, …), after one warm-up call each."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    for _ in range(rounds):
-        for t, fn in zip(times, fns):
-            t.append(timed(fn))
-    return times
 
 
 def cases(z: torch.Tensor):
@@ -172,11 +155,10 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
     args = parser.parse_args(argv)
-    import platform
-    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"{platform.processor() or platform.machine()}")
+    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}; "
+          f"{machine_line()}")
     if LogitsProcessorList is None:
-        print("transformers is not installed: the HF columns are skipped (pip install transformers)")
+        print(NO_TRANSFORMERS)
     else:
         import transformers
         print(f"transformers {transformers.__version__}")

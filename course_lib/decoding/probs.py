@@ -111,13 +111,24 @@ def checked_rows(x: torch.Tensor, name: str = "logits") -> torch.Tensor:
 
 
 def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
-    """Row-wise stable softmax of logits / τ, in the logits' dtype: [B, V] -> [B, V]."""
+    """Row-wise stable softmax of logits / τ, in the logits' dtype: [B, V] -> [B, V].
+
+    ``torch.softmax`` subtracts each row's maximum itself; it runs in place on z / τ, so the call
+    fills one new buffer (a [64, 50257] batch: 13 MB, not 26). The input is checked through the
+    output: a row holding NaN or +inf, or only −inf, has a NaN sum of exponentials, which turns
+    every probability of the row into NaN — so the first column tells, and only then does the
+    full check run (for its message)."""
     t = check_temperature(temperature)
-    z = checked_rows(logits)
-    shifted = z - z.amax(dim=-1, keepdim=True)                 # every exponent ≤ 0
-    if t != 1.0:                                               # (x / 1 is x)
-        shifted.div_(t)
-    return torch.softmax(shifted, dim=-1)
+    if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
+            and logits.numel() > 0):
+        check_rows(logits)                                     # raises, naming what is wrong
+    probs = logits.clone() if t == 1.0 else logits / t                # the one new buffer
+    torch.softmax(probs, dim=-1, out=probs)                    # in place (the same numbers)
+    if math.isnan(float(probs[:, 0].sum())):
+        check_rows(logits)                                     # NaN, +inf or a row all −inf: raises
+        shifted = (logits - logits.amax(dim=-1, keepdim=True)) / t   # finite z / τ overflowed to inf
+        probs = torch.softmax(shifted, dim=-1)
+    return probs
 
 
 def softmax64_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

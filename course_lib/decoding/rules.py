@@ -48,6 +48,8 @@ tests/test_decoding_reference.py:
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
+from itertools import accumulate
 
 import torch
 
@@ -107,19 +109,21 @@ def _top_n_rows(mask: torch.Tensor, rows: torch.Tensor, key: torch.Tensor, n: to
     return mask
 
 
-def top_k_fast(key: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+def top_k_fast(key: torch.Tensor, k: int, sorted_ids: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """``top_n_mask(key, k)`` for one k < V: ``topk(k + 1)``; where the k-th value is above the
     (k+1)-th (no tie across the cut) the k ids are that set, otherwise the row takes the exact
-    tie path. Returns (mask [B, V], ids [B, k] in increasing id order)."""
+    tie path. Returns (mask [B, V], ids [B, k] in increasing id order, or None when
+    ``sorted_ids=False``: the mask alone)."""
     B, V = key.shape
     values, idx = torch.topk(key, k + 1, dim=-1)
     mask = torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx[:, :k], True)
-    tied = torch.nonzero(~(values[:, k - 1] > values[:, k])).flatten()
-    if tied.numel():
+    cut = values[:, k - 1] > values[:, k]                          # [B] no tie across the cut
+    if not bool(cut.all()):
+        tied = torch.nonzero(~cut).flatten()
         mask = _top_n_rows(mask, tied, key, torch.full((B, 1), k))
         idx = idx[:, :k].clone()
         idx[tied] = torch.nonzero(mask[tied])[:, 1].view(-1, k)
-    return mask, torch.sort(idx[:, :k], dim=-1).values
+    return mask, (torch.sort(idx[:, :k], dim=-1).values if sorted_ids else None)
 
 
 # top-p: a row's probabilities go into buckets by their float bits (8 per power of two), so only
@@ -154,6 +158,28 @@ def _top_p_count_exact(probs: torch.Tensor, p: float) -> torch.Tensor:
     return (before < p).sum(dim=-1, keepdim=True)
 
 
+def _top_p_one_row(probs: torch.Tensor, p: float, bucket: torch.Tensor, nb: int) -> torch.Tensor | None:
+    """:func:`top_p_fast` for a single row [1, V], with the small decisions in Python floats
+    (a few tensor calls instead of dozens); None when a decision is near p or the cut is tied
+    (the batched path then decides)."""
+    mass = torch.bincount(bucket.view(-1), weights=probs.view(-1).double(), minlength=nb)
+    top = int(bucket.max())
+    above = list(accumulate(mass[:top + 1].flip(0).tolist()))   # mass of buckets ≥ top − i
+    i = bisect_left(above, p)                          # the first running mass ≥ p: bucket top − i
+    if i == len(above):
+        return None                                    # the row's sum stays below p
+    hi = above[i - 1] if i else 0.0                   # mass of the buckets above the crossing one
+    if hi >= p - _P_MARGIN:
+        return None
+    values = torch.sort(probs[bucket == top - i].double(), descending=True).values.tolist()
+    before = list(accumulate(values, initial=hi))      # before[j]: the sum before place j
+    j = bisect_left(before, p, hi=len(values))         # places whose preceding sum is < p
+    if (j == 0 or before[j - 1] >= p - _P_MARGIN or before[j] < p + _P_MARGIN
+            or (j < len(values) and values[j] == values[j - 1])):
+        return None                                    # near p, or tied across the cut
+    return probs >= values[j - 1]
+
+
 def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor:
     """The keep-mask of :meth:`TopP.mask` before ``allowed``: ``top_n_mask(key, n)`` with n the
     number of ranked places whose preceding sum is < p, without sorting whole rows."""
@@ -162,6 +188,10 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
         bucket, nb = _buckets(probs)
     except TypeError:
         return top_n_mask(key, _top_p_count_exact(probs, p))
+    if B == 1:
+        mask = _top_p_one_row(probs, p, bucket, nb)
+        if mask is not None:
+            return mask
     flat = (bucket + (torch.arange(B, dtype=bucket.dtype) * nb)[:, None]).flatten()   # row r: r·nb + bucket
     mass = torch.bincount(flat, weights=probs.flatten().double(), minlength=B * nb).view(B, nb)
     above = mass.flip(-1).cumsum(-1).flip(-1)                      # mass of buckets ≥ b
@@ -226,7 +256,7 @@ class TopK:
     def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
         if k >= probs.shape[-1]:
             return _only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
-        return _only_allowed(top_k_fast(key, k)[0], allowed)
+        return _only_allowed(top_k_fast(key, k, sorted_ids=False)[0], allowed)
 
 
 class TopP:
