@@ -210,13 +210,14 @@ SOME_ROWS = [0, 1, 2, 3, 5, 7, 11]        # tied, −inf, three finite, +60, +10
 
 @pytest.fixture(scope="module")
 def per_row_steps(logits):
-    """(rule, row) -> ``rule.apply(logits[row])``, each computed once and shared by the tests
-    below (the quick test's rows are among the every-row test's)."""
+    """(rule, row) -> ``rule.apply(logits[row])`` as (kept ids, final [V] float64), each computed
+    once and shared by the tests below (the quick test's rows are among the every-row test's)."""
     steps = {}
 
     def step(rule, b):
         if (rule, b) not in steps:
-            steps[rule, b] = rule.apply(logits[b])
+            done = rule.apply(logits[b])
+            steps[rule, b] = done.kept, torch.tensor(done.final, dtype=torch.float64)
         return steps[rule, b]
     return step
 
@@ -225,13 +226,12 @@ def check_batched_equals_per_row(logits, rule, rows, step):
     mask, final = SB.apply_batched(rule, logits[rows])
     finals = torch.empty(len(rows), V, dtype=torch.float64)
     for n, b in enumerate(rows):
-        kept = step(rule, b).kept
+        kept, finals[n] = step(rule, b)                   # its ids; its final row into [n]
         expected = torch.zeros(V, dtype=torch.bool)
         expected[kept] = True                             # kept ids are 0..V-1, each once
         assert len(set(kept)) == len(kept) and min(kept) >= 0, (rule, b)
         assert torch.equal(expected, mask[n]), (rule, b)
         assert not torch.isneginf(logits[b, kept]).any()
-        finals[n] = torch.tensor(step(rule, b).final, dtype=torch.float64)
     torch.testing.assert_close(final, finals, rtol=1e-12, atol=1e-300)   # every row at once
 
 
