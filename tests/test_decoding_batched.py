@@ -1,6 +1,7 @@
 """The batched rules keep exactly the ids the per-row teaching rules keep, on GPT-2-sized rows."""
 import math
 from array import array
+from contextlib import contextmanager
 
 import pytest
 import torch
@@ -25,6 +26,18 @@ def probs():
 
 def rows_as_sets(mask):
     return [set(torch.nonzero(row).flatten().tolist()) for row in mask]
+
+
+@contextmanager
+def one_thread():
+    """torch on one thread: for single-row calls two threads only wait on each other (on a
+    loaded machine, ~2x the CPU time)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
 
 
 def as_mask(ids: list[int], size: int = V) -> torch.Tensor:
@@ -57,8 +70,9 @@ def test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, v
     for value in values:
         mask = batched(batch, value)
         assert mask.shape == (batch.shape[0], V) and mask.dtype == torch.bool
-        for b in rows:
-            assert torch.equal(as_mask(per_row(row_lists[b], value)), mask[b]), (value, b)
+        with one_thread():
+            for b in rows:
+                assert torch.equal(as_mask(per_row(row_lists[b], value)), mask[b]), (value, b)
 
 
 @pytest.fixture(scope="module")
@@ -99,9 +113,8 @@ def test_top_p_on_one_row_keeps_what_the_batch_keeps_on_every_row(probs):
     decides (not near p, no tie at the cut: None hands the row to the batched path, whose every-row
     test is above) its mask is the batch's, on all 64 rows, in float32 and float64."""
     from course_lib.decoding import rules as R
-    decided, threads = 0, torch.get_num_threads()
-    torch.set_num_threads(1)        # single-row calls: two threads only wait on each other here
-    try:
+    decided = 0
+    with one_thread():
         for q in (probs, probs.double()):
             for p in (0.1, 0.5, 0.9, 0.95):
                 batch = R.top_p_fast(q, p, q)
@@ -111,8 +124,6 @@ def test_top_p_on_one_row_keeps_what_the_batch_keeps_on_every_row(probs):
                     if one is not None:
                         decided += 1
                         assert torch.equal(one, batch[b:b + 1]), (q.dtype, p, b)
-    finally:
-        torch.set_num_threads(threads)
     assert decided >= 200                      # the untied rows (half of them) go this way
 
 
