@@ -42,8 +42,7 @@ def heatmap(values, row_labels=None, col_labels=None, title="", ax=None, decimal
     shown = np.where(np.isfinite(data), data, np.nan)
     if hide is not None:
         shown = np.where(_array(hide).astype(bool), np.nan, shown)
-    cmap_obj = plt.get_cmap(cmap).copy()
-    cmap_obj.set_bad("#d9d9d9")
+    cmap_obj = plt.get_cmap(cmap).with_extremes(bad="#d9d9d9")   # masked cells in grey
     ax.imshow(shown, cmap=cmap_obj, vmin=-vmax if symmetric else 0, vmax=vmax)
     for i in range(data.shape[0]):
         for j in range(data.shape[1]):
