@@ -1,7 +1,8 @@
 """The batched rules keep exactly the ids the per-row teaching rules keep, on GPT-2-sized rows."""
 import math
 from array import array
-from contextlib import contextmanager
+from itertools import accumulate
+from contextlib import contextmanager, nullcontext
 
 import pytest
 import torch
@@ -15,12 +16,14 @@ B, V = 64, 50_257
 @pytest.fixture(scope="module")
 def probs():
     """[64, 50257] float32 probabilities: half the rows from logits rounded to 1 decimal
-    (thousands of exact ties), some with −inf logits, a few very peaked rows."""
+    (thousands of exact ties), some with −inf logits, a few very peaked rows, and rows whose
+    leader is so far ahead that every other probability underflows to exactly 0."""
     torch.manual_seed(1234)
     logits = torch.randn(B, V) * 2.0
     logits[::2] = torch.round(logits[::2] * 10) / 10              # ties everywhere
     logits[1::8, :1000] = -math.inf                                # masked ids
     logits[3::8, 7] = 25.0                                         # a 99.9% leader
+    logits[7::16, 11] = 150.0                                      # the others underflow to 0
     return SB.softmax_with_temperature_batched(logits, 0.8)
 
 
@@ -108,23 +111,32 @@ def test_batched_filters_keep_the_same_ids_every_row(probs, row_lists, batched, 
     test_batched_filters_keep_the_same_ids(probs, row_lists, batched, per_row, values, rows=range(B))
 
 
-def test_top_p_on_one_row_keeps_what_the_batch_keeps_on_every_row(probs):
-    """top_p_fast on a single row decides in Python floats (rules._top_p_one_row); wherever it
-    decides (not near p, no tie at the cut: None hands the row to the batched path, whose every-row
-    test is above) its mask is the batch's, on all 64 rows, in float32 and float64."""
-    from course_lib.decoding import rules as R
-    decided = 0
+def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
+    """The batched top-p adds a row's largest values in ranked order in float64 — the per-row
+    rule's own sum — and sorts only the largest 4,096 first (then 32,768, then the whole row).
+    With p set to a running sum itself and to the float64 values just below and above it, at
+    places inside and beyond each width, the kept sets are the per-row rule's: on a tied row, a
+    row with −inf logits, a plain row, a peaked row and an underflowing one, float32 and float64,
+    single rows and the batch."""
+    from course_lib.decoding.probs import ranked_ids
+    from course_lib.decoding.rules import TOP_P
+    rows = [0, 1, 2, 3, 7]
+    places = [0, 1, 17, 4094, 4095, 4096, 4097, 30_000, 32_767, 32_768, V - 2]
+    checked = 0
     with one_thread():
-        for q in (probs, probs.double()):
-            for p in (0.1, 0.5, 0.9, 0.95):
-                batch = R.top_p_fast(q, p, q)
-                for b in range(B):
-                    row = q[b:b + 1]
-                    one = R._top_p_one_row(row, p, *R._buckets(row))
-                    if one is not None:
-                        decided += 1
-                        assert torch.equal(one, batch[b:b + 1]), (q.dtype, p, b)
-    assert decided >= 200                      # the untied rows (half of them) go this way
+        for q in (probs[rows], probs[rows].double()):
+            lists = [row.tolist() for row in q]
+            orders = [ranked_ids(row) for row in lists]
+            for b, (row, order) in enumerate(zip(lists, orders)):
+                sums = list(accumulate(row[i] for i in order))
+                targets = {t for j in places if 0 < sums[j] <= 1
+                           for t in (sums[j], math.nextafter(sums[j], 0), math.nextafter(sums[j], 2))}
+                for p in sorted(t for t in targets if 0 < t <= 1):
+                    expected = as_mask(TOP_P.ids(row, p, order, None))
+                    assert torch.equal(SB.top_p_mask(q[b:b + 1], p)[0], expected), (q.dtype, rows[b], p)
+                    assert torch.equal(SB.top_p_mask(q, p)[b], expected), (q.dtype, rows[b], p)
+                    checked += 1
+    assert checked >= 150
 
 
 def test_top_k_from_the_logits_alone_keeps_the_same_ids():
@@ -158,13 +170,15 @@ def test_batched_softmax_checks_its_input_through_its_output():
         SB.softmax_with_temperature_batched(rows, 0.8)
     huge = z.clone()
     huge[0, 3] = 3e38                                  # finite, but 3e38 / 0.5 is inf in float32
-    p = SB.softmax_with_temperature_batched(huge, 0.5)
-    assert torch.isfinite(p).all() and p[0, 3] == 1.0
-    assert torch.equal(p[1:], torch.softmax(z[1:] / 0.5, dim=-1))
+    for rows in (huge, huge.repeat(500, 1)):           # numpy's multiply (it warns), torch's
+        with pytest.warns(RuntimeWarning, match="overflow") if rows is huge else nullcontext():
+            p = SB.softmax_with_temperature_batched(rows, 0.5)
+        assert torch.isfinite(p).all() and p[0, 3] == 1.0
+        assert torch.equal(p[1:3], torch.softmax(z[1:] * 2.0, dim=-1))
     wide = torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3
     for rows in (wide, wide.double(), wide[:1]):                    # the in-place softmax: same numbers
         for t in (0.7, 1.0):
-            assert torch.equal(SB.softmax_with_temperature_batched(rows, t), torch.softmax(rows / t, dim=-1))
+            assert torch.equal(SB.softmax_with_temperature_batched(rows, t), torch.softmax(rows * (1 / t), dim=-1))
     assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
     from course_lib.decoding.checks import check_prob_rows
     q = torch.full((2, 4), 0.25, dtype=torch.float64)

@@ -11,6 +11,7 @@ Hugging Face ``transformers`` when it is installed.
   multiply-adds (``python -m course_lib.bench.kv_cache``)
 * ``gpt2_file`` — writes the random-weight GPT-2 checkpoint the others load
 """
+import math
 import os
 import platform
 import time
@@ -19,18 +20,27 @@ from pathlib import Path
 NO_TRANSFORMERS = "transformers is not installed: the HF columns are skipped (pip install transformers)"
 
 
-def interleaved(fns, rounds: int, warm_up: bool = True) -> list[list[float]]:
-    """Seconds of each function, called in turn (a, b, a, b, …) ``rounds`` times, so that noise
-    from other work hits every side; after one warm-up call each unless ``warm_up=False``."""
+def interleaved(fns, rounds: int, warm_up: bool = True, min_round: float = 0.005) -> list[list[float]]:
+    """Seconds per call of each function, called in turn (a, b, a, b, …) ``rounds`` times, so
+    that noise from other work hits every side. After one warm-up call each (unless
+    ``warm_up=False``), a round of a quick function makes several calls — as many as the
+    quickest warm-up call fits in ``min_round`` seconds, the same number for every side — and
+    records their mean: a [1, V] call lasts ~50 µs, shorter than the timer's noise."""
+    calls = 1
     if warm_up:
+        quickest = math.inf
         for fn in fns:
+            start = time.perf_counter()
             fn()
+            quickest = min(quickest, time.perf_counter() - start)
+        calls = max(1, min(1000, int(min_round / max(quickest, 1e-7))))
     times = [[] for _ in fns]
     for _ in range(rounds):
         for t, fn in zip(times, fns):
             start = time.perf_counter()
-            fn()
-            t.append(time.perf_counter() - start)
+            for _ in range(calls):
+                fn()
+            t.append((time.perf_counter() - start) / calls)
     return times
 
 

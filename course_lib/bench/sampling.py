@@ -153,7 +153,7 @@ def main(argv=None):
     parser.add_argument("--rows", type=int, nargs="+", default=[64, 1], help="batch sizes B (default 64 1)")
     parser.add_argument("--vocab", type=int, default=50_257, help="vocabulary size V (default 50,257)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds (default 7)")
+    parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     args = parser.parse_args(argv)
     print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}; "
           f"{machine_line()}")

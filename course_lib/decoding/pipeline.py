@@ -14,7 +14,8 @@ import torch
 from .checks import check_logits, check_prob_rows, check_probs, check_temperature
 from .draw import sample_interval
 from .probs import checked_rows, greedy_id, renormalize, renormalize_batched
-from .rules import FILTERS, TEMPERATURE, TOP_K, _allowed, _key_and_allowed, _ranking, top_k_fast
+from .rules import FILTERS, TEMPERATURE, TOP_K, _allowed, _key_and_allowed, _ranking
+from .select import top_k_candidates
 
 # The fields every repr shows, in this order; a field added later is shown only when set, so
 # the notebooks' printed rules do not change.
@@ -147,7 +148,7 @@ def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed, total=None)
 
 def _filter_candidates(stages, current, key, allowed, total=None):
     """(candidate ids [B, k] in id order, their keep-mask, their renormalised values)."""
-    _, idx = top_k_fast(key, stages[0][1])                     # the first stage: top-k
+    idx = top_k_candidates(key, stages[0][1])                  # the first stage: top-k
     current_c = current.gather(1, idx)
     if total is not None:
         current_c = current_c / total

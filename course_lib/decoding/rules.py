@@ -48,13 +48,13 @@ tests/test_decoding_reference.py:
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
-from itertools import accumulate
 
+import numpy as np
 import torch
 
-from .checks import check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
+from .checks import numpy_view, check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
 from .probs import checked_rows, ranked_ids, softmax64, softmax_with_temperature
+from .select import top_k_fast, top_n_mask, top_p_fast
 
 # --------------------------------------------------------------------------- rankings
 
@@ -72,8 +72,10 @@ def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
 
 
 def _allowed(logits: torch.Tensor) -> torch.Tensor | None:
-    """[B, V] finite-logit mask, or None when no logit is −inf (every id allowed; one ``amin``)."""
-    return ~torch.isneginf(logits) if bool(torch.isneginf(logits.amin(dim=-1)).any()) else None
+    """[B, V] finite-logit mask, or None when no logit is −inf (every id allowed; one minimum)."""
+    z = numpy_view(logits, small_only=True)
+    lowest = z.min(axis=-1) if z is not None else logits.amin(dim=-1).numpy(force=True)
+    return ~torch.isneginf(logits) if np.isneginf(lowest).any() else None
 
 
 def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
@@ -89,141 +91,6 @@ def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
 
 def _only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
     return mask if allowed is None else mask & allowed
-
-
-def top_n_mask(probs: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-    """The first n[b] ids of each row's ranking (ties by smaller id), without a full sort:
-    keep everything above the n-th value, then the smallest ids equal to it until n are kept.
-    ``n``: [B, 1] integers in 1..V. ``probs`` may be any scores (logits rank the same way)."""
-    kth = torch.topk(probs, int(n.max()), dim=-1).values.gather(-1, n - 1)   # [B, 1] n-th value
-    above = probs > kth                                           # all of these are kept
-    room = n - above.sum(dim=-1, keepdim=True)                    # places left for ties
-    tied = probs == kth
-    return above | (tied & (torch.cumsum(tied.int(), dim=-1) <= room))
-
-
-def _top_n_rows(mask: torch.Tensor, rows: torch.Tensor, key: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
-    """``mask`` with the listed rows replaced by :func:`top_n_mask` (the exact tie path)."""
-    if rows.numel():
-        mask[rows] = top_n_mask(key[rows], n[rows])
-    return mask
-
-
-def top_k_fast(key: torch.Tensor, k: int, sorted_ids: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``top_n_mask(key, k)`` for one k < V: ``topk(k + 1)``; where the k-th value is above the
-    (k+1)-th (no tie across the cut) the k ids are that set, otherwise the row takes the exact
-    tie path. Returns (mask [B, V], ids [B, k] in increasing id order, or None when
-    ``sorted_ids=False``: the mask alone)."""
-    B, V = key.shape
-    values, idx = torch.topk(key, k + 1, dim=-1)
-    mask = torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx[:, :k], True)
-    cut = values[:, k - 1] > values[:, k]                          # [B] no tie across the cut
-    if not bool(cut.all()):
-        tied = torch.nonzero(~cut).flatten()
-        mask = _top_n_rows(mask, tied, key, torch.full((B, 1), k))
-        idx = idx[:, :k].clone()
-        idx[tied] = torch.nonzero(mask[tied])[:, 1].view(-1, k)
-    return mask, (torch.sort(idx[:, :k], dim=-1).values if sorted_ids else None)
-
-
-# top-p: a row's probabilities go into buckets by their float bits (8 per power of two), so only
-# the bucket where the running sum crosses p is sorted. Sums are float64 but not in ranked order:
-# a decision within _P_MARGIN of p (far above their rounding, ≤ 1e-11 at V = 50,257) is made by
-# the exact ranked sum instead, as are rows tied at the cut.
-_P_MARGIN = 1e-9
-_SUB_BITS = 3
-
-
-def _buckets(q: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """Bucket of each value (≥ 0), increasing with the value: ([B, V] int, buckets per row)."""
-    if q.dtype == torch.float32:
-        return (q.view(torch.int32) >> (23 - _SUB_BITS)).clamp_(min=0), 1 << (8 + _SUB_BITS)
-    if q.dtype == torch.float64:             # exponents below 2^-255 share bucket 0
-        low = (1023 - 255) << _SUB_BITS
-        return ((q.view(torch.int64) >> (52 - _SUB_BITS)) - low).clamp_(min=0), 1 << (9 + _SUB_BITS)
-    raise TypeError
-
-
-def _top_p_count_exact(probs: torch.Tensor, p: float) -> torch.Tensor:
-    """[B, 1] places kept: the sum *before* a ranked place is < p (float64, ranked order)."""
-    V = probs.shape[-1]
-    width = min(V, 1024)
-    while True:
-        values = torch.topk(probs, width, dim=-1).values           # [B, width], sorted
-        cum = torch.cumsum(values.double(), dim=-1)                # left to right, float64
-        if width == V or bool((cum[:, -1] >= p).all()):
-            break
-        width = min(V, width * 8)
-    before = torch.cat([torch.zeros_like(cum[:, :1]), cum[:, :-1]], dim=-1)
-    return (before < p).sum(dim=-1, keepdim=True)
-
-
-def _top_p_one_row(probs: torch.Tensor, p: float, bucket: torch.Tensor, nb: int) -> torch.Tensor | None:
-    """:func:`top_p_fast` for a single row [1, V], with the small decisions in Python floats
-    (a few tensor calls instead of dozens); None when a decision is near p or the cut is tied
-    (the batched path then decides)."""
-    mass = torch.bincount(bucket.view(-1), weights=probs.view(-1).double(), minlength=nb)
-    top = int(bucket.max())
-    above = list(accumulate(mass[:top + 1].flip(0).tolist()))   # mass of buckets ≥ top − i
-    i = bisect_left(above, p)                          # the first running mass ≥ p: bucket top − i
-    if i == len(above):
-        return None                                    # the row's sum stays below p
-    hi = above[i - 1] if i else 0.0                   # mass of the buckets above the crossing one
-    if hi >= p - _P_MARGIN:
-        return None
-    values = torch.sort(probs[bucket == top - i].double(), descending=True).values.tolist()
-    before = list(accumulate(values, initial=hi))      # before[j]: the sum before place j
-    j = bisect_left(before, p, hi=len(values))         # places whose preceding sum is < p
-    if (j == 0 or before[j - 1] >= p - _P_MARGIN or before[j] < p + _P_MARGIN
-            or (j < len(values) and values[j] == values[j - 1])):
-        return None                                    # near p, or tied across the cut
-    return probs >= values[j - 1]
-
-
-def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor:
-    """The keep-mask of :meth:`TopP.mask` before ``allowed``: ``top_n_mask(key, n)`` with n the
-    number of ranked places whose preceding sum is < p, without sorting whole rows."""
-    B, V = probs.shape
-    try:
-        bucket, nb = _buckets(probs)
-    except TypeError:
-        return top_n_mask(key, _top_p_count_exact(probs, p))
-    if B == 1:
-        mask = _top_p_one_row(probs, p, bucket, nb)
-        if mask is not None:
-            return mask
-    flat = (bucket + (torch.arange(B, dtype=bucket.dtype) * nb)[:, None]).flatten()   # row r: r·nb + bucket
-    mass = torch.bincount(flat, weights=probs.flatten().double(), minlength=B * nb).view(B, nb)
-    above = mass.flip(-1).cumsum(-1).flip(-1)                      # mass of buckets ≥ b
-    cross = (above >= p).sum(-1) - 1                               # [B] the bucket where p is crossed
-    ok = cross >= 0
-    cross = cross.clamp(min=0)
-    hi_mass = (above.gather(1, (cross + 1).clamp(max=nb - 1)[:, None]).squeeze(1)
-               * (cross + 1 < nb))                                 # mass of buckets above it
-    ok &= hi_mass < p - _P_MARGIN
-    # the crossing bucket's values, sorted, row by row in a padded [B, m] table
-    r, c = torch.nonzero(bucket == torch.where(ok, cross, -1).to(bucket.dtype)[:, None], as_tuple=True)
-    m_row = torch.bincount(r, minlength=B)
-    width = int(m_row.max()) + 2                                  # ≥ 2, one place after the bucket
-    pos = torch.arange(r.numel()) - (torch.cumsum(m_row, 0) - m_row)[r]
-    table = torch.zeros(B, width, dtype=torch.float64)
-    table[r, pos] = probs[r, c].double()
-    table = torch.sort(table, dim=-1, descending=True).values
-    before = hi_mass[:, None] + torch.cat([torch.zeros(B, 1, dtype=torch.float64), table[:, :-1].cumsum(-1)], -1)
-    j = (before < p).sum(-1)                                       # places kept inside the bucket
-    j_c = j.clamp(1, width - 1)
-    ok &= (j >= 1) & (j <= m_row)
-    ok &= before.gather(1, (j_c - 1)[:, None]).squeeze(1) < p - _P_MARGIN
-    ok &= before.gather(1, j_c[:, None]).squeeze(1) >= p + _P_MARGIN
-    kq = table.gather(1, (j_c - 1)[:, None])                       # [B, 1] the n-th largest value
-    ok &= (table.gather(1, j_c[:, None]) < kq).squeeze(1) | (j == m_row)   # no tie across the cut
-    mask = probs >= kq.to(probs.dtype)
-    bad = torch.nonzero(~ok).flatten()
-    if bad.numel():                    # the exact count and the tie path, for these rows only
-        n = torch.zeros(B, 1, dtype=torch.long)
-        n[bad] = _top_p_count_exact(probs[bad], p)
-        mask = _top_n_rows(mask, bad, key, n)
-    return mask
 
 
 # --------------------------------------------------------------------------- the rules
@@ -256,7 +123,7 @@ class TopK:
     def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
         if k >= probs.shape[-1]:
             return _only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
-        return _only_allowed(top_k_fast(key, k, sorted_ids=False)[0], allowed)
+        return _only_allowed(top_k_fast(key, k), allowed)
 
 
 class TopP:
@@ -278,9 +145,10 @@ class TopP:
 
     def mask(self, probs: torch.Tensor, p: float, key: torch.Tensor, allowed) -> torch.Tensor:
         """A ranked place is kept while the sum *before* it is < p. How many places that is
-        depends only on the sorted values: :func:`top_p_fast` sums whole buckets of values and
-        sorts only the bucket where the sum crosses p (the exact ranked sum decides near p);
-        the first n ids by ``key`` are then kept, ties by id."""
+        depends only on the sorted values: :func:`~course_lib.decoding.select.top_p_fast`
+        sorts only each row's largest values (numpy's ``partition`` finds them) and adds them
+        in ranked order in float64, as :meth:`ids` does; the first n ids by ``key`` are then
+        kept, ties by id."""
         return _only_allowed(top_p_fast(probs, p, key), allowed)
 
 
