@@ -3,7 +3,7 @@ found without sorting whole rows.
 
 Not taught: the machinery of ``TopK.mask`` and ``TopP.mask`` in ``rules.py`` (notebook 07 teaches
 the per-row rules; tests/test_decoding_batched.py proves these equal to them on every row of
-[64, 50257] batches with ties, −inf and near-p sums). Two ideas carry it:
+[64, 50257] batches with ties, −inf, underflow to 0 and near-p sums). Two ideas carry it:
 
 * numpy's ``partition`` moves the w largest values of every row to its end in one linear pass
   (unsorted), far cheaper than sorting the row; only those w values are then sorted.
@@ -12,10 +12,13 @@ the per-row rules; tests/test_decoding_batched.py proves these equal to them on 
   keeps the smallest tied ids (the per-row rules' tie-break).
 
 numpy works on the tensors' memory (no copy) and, unlike torch's comparisons, compares a float32
-row against its bar with vector instructions at full speed; the results are exact whatever the CPU.
+row against its bar with vector instructions at full speed. With torch set to several threads, a
+batch's rows are shared among as many Python threads (numpy releases the GIL while it partitions
+and sorts). The results are exact whatever the CPU and the thread count.
 """
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -50,7 +53,8 @@ def _largest_rows(a: np.ndarray, w: int, rows) -> np.ndarray:
 
 
 @lru_cache(maxsize=None)
-def _pool(workers: int) -> ThreadPoolExecutor:
+def _pool(workers: int, pid: int) -> ThreadPoolExecutor:
+    """One pool per process (``pid``: a forked child cannot use its parent's threads)."""
     return ThreadPoolExecutor(workers, thread_name_prefix="course_lib-select")
 
 
@@ -60,7 +64,7 @@ def by_shares(work, rows: np.ndarray):
     workers = min(torch.get_num_threads(), len(rows) // 8)
     if workers < 2:
         return work(rows)
-    parts = list(_pool(workers).map(work, np.array_split(rows, workers)))
+    parts = list(_pool(workers, os.getpid()).map(work, np.array_split(rows, workers)))
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(column) for column in zip(*parts))
     return np.concatenate(parts)
