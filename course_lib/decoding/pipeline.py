@@ -13,8 +13,8 @@ import torch
 
 from .checks import check_logits, check_prob_rows, check_probs, check_temperature
 from .draw import sample_interval
-from .probs import checked_rows, greedy_id, renormalize, renormalize_batched
-from .rules import FILTERS, TEMPERATURE, TOP_K, _allowed, _key_and_allowed, _ranking
+from .probs import greedy_id, renormalize, renormalize_batched
+from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking, checked_and_allowed
 from .select import top_k_candidates
 
 # The fields every repr shows, in this order; a field added later is shown only when set, so
@@ -183,20 +183,20 @@ def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tenso
     temperature (or a greedy one-hot), then the filters ranking by the logits. Keeps, row for
     row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32 softmax would
     underflow."""
-    z = checked_rows(logits)
+    z, allowed = checked_and_allowed(logits)
     weights, total = _weights(rule, z)
-    return _filter(rule, weights, z, _allowed(z), total)
+    return _filter(rule, weights, z, allowed, total)
 
 
 def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
     ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage the draw is
     among the k candidates only (the others have probability 0): [B] ids."""
-    z = checked_rows(logits)
+    z, allowed = checked_and_allowed(logits)
     weights, total = _weights(rule, z)
     stages = rule.stages()
     if stages and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= z.shape[-1]:
-        idx, _, current_c = _filter_candidates(stages, weights, z, _allowed(z), total)
+        idx, _, current_c = _filter_candidates(stages, weights, z, allowed, total)
         return idx.gather(1, torch.multinomial(current_c, 1, generator=generator)).squeeze(-1)
-    _, final = _filter(rule, weights, z, _allowed(z), total)
+    _, final = _filter(rule, weights, z, allowed, total)
     return torch.multinomial(final, 1, generator=generator).squeeze(-1)

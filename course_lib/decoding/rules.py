@@ -54,7 +54,7 @@ import torch
 
 from .checks import numpy_view, check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
 from .probs import checked_rows, ranked_ids, softmax64, softmax_with_temperature
-from .select import top_k_fast, top_n_mask, top_p_fast
+from .select import top_k_fast, top_p_fast
 
 # --------------------------------------------------------------------------- rankings
 
@@ -78,15 +78,29 @@ def _allowed(logits: torch.Tensor) -> torch.Tensor | None:
     return ~torch.isneginf(logits) if np.isneginf(lowest).any() else None
 
 
+def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(checked_rows(logits), _allowed(logits))`` from one pass over the batch: each row's
+    minimum (is there a −inf?) and maximum (finite exactly when the row is valid)."""
+    if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
+        z = numpy_view(logits, small_only=True)
+        if z is not None:
+            lowest, highest = z.min(axis=-1), z.max(axis=-1)
+        else:
+            lowest, highest = (t.numpy(force=True) for t in torch.aminmax(logits, dim=-1))
+        if np.isfinite(highest).all():
+            return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
+    return checked_rows(logits), _allowed(logits)     # raises for a row that is not valid
+
+
 def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
     """Batched: what to rank by (the logits when given, else the probabilities) and which ids
     may be kept at all (finite logits; None: every id)."""
     if logits is None:
         return probs, None
-    checked_rows(logits)
+    logits, allowed = checked_and_allowed(logits)
     if logits.shape != probs.shape:
         raise ValueError(f"logits has shape {tuple(logits.shape)} but probs has {tuple(probs.shape)}")
-    return logits, _allowed(logits)
+    return logits, allowed
 
 
 def _only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
@@ -193,8 +207,8 @@ def keep_mask(rule, probs: torch.Tensor | None, value, logits: torch.Tensor | No
     if probs is None:
         if rule is not TOP_K or logits is None:
             raise ValueError("probs is None: only top-k with logits given can do without probabilities")
-        z = checked_rows(logits)
-        return rule.mask(z, value, z, _allowed(z))
+        z, allowed = checked_and_allowed(logits)
+        return rule.mask(z, value, z, allowed)
     return rule.mask(check_prob_rows(probs), value, *_key_and_allowed(probs, logits))
 
 
