@@ -79,14 +79,15 @@ def _allowed(logits: torch.Tensor) -> torch.Tensor | None:
 
 
 def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(checked_rows(logits), _allowed(logits))`` from one pass over the batch: each row's
-    minimum (is there a −inf?) and maximum (finite exactly when the row is valid)."""
+    """``(checked_rows(logits), _allowed(logits))`` from each row's minimum (is there a −inf?)
+    and maximum (finite exactly when the row is valid). (``torch.aminmax`` would read the batch
+    once, but it is several times slower than ``amin`` and ``amax`` together.)"""
     if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
         z = numpy_view(logits, small_only=True)
         if z is not None:
             lowest, highest = z.min(axis=-1), z.max(axis=-1)
         else:
-            lowest, highest = (t.numpy(force=True) for t in torch.aminmax(logits, dim=-1))
+            lowest, highest = (t.numpy(force=True) for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
         if np.isfinite(highest).all():
             return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
     return checked_rows(logits), _allowed(logits)     # raises for a row that is not valid
