@@ -12,15 +12,11 @@ the per-row rules; tests/test_decoding_batched.py proves these equal to them on 
   keeps the smallest tied ids (the per-row rules' tie-break).
 
 numpy works on the tensors' memory (no copy) and, unlike torch's comparisons, compares a float32
-row against its bar with vector instructions at full speed. With torch set to several threads, a
-batch's rows are shared among as many Python threads (numpy releases the GIL while it partitions
-and sorts). The results are exact whatever the CPU and the thread count.
+row against its bar with vector instructions at full speed. It runs on one core: sharing rows
+among Python threads gained nothing measurable, because right after a torch op torch's own
+threads keep spinning on the other cores for a while. The results are exact whatever the CPU.
 """
 from __future__ import annotations
-
-import os
-from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 
 import numpy as np
 import torch
@@ -52,24 +48,6 @@ def _largest_rows(a: np.ndarray, w: int, rows) -> np.ndarray:
     return out
 
 
-@lru_cache(maxsize=None)
-def _pool(workers: int, pid: int) -> ThreadPoolExecutor:
-    """One pool per process (``pid``: a forked child cannot use its parent's threads)."""
-    return ThreadPoolExecutor(workers, thread_name_prefix="course_lib-select")
-
-
-def by_shares(work, rows: np.ndarray):
-    """``work(rows)`` — an array or a tuple of arrays, one entry per row — with the rows shared
-    among as many threads as torch uses (numpy's sorts and sums release the GIL)."""
-    workers = min(torch.get_num_threads(), len(rows) // 8)
-    if workers < 2:
-        return work(rows)
-    parts = list(_pool(workers, os.getpid()).map(work, np.array_split(rows, workers)))
-    if isinstance(parts[0], tuple):
-        return tuple(np.concatenate(column) for column in zip(*parts))
-    return np.concatenate(parts)
-
-
 def top_n_mask(scores: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     """The exact path: the first n[b] ids of each row's ranking (ties by smaller id). Keep
     everything above the n-th value, then the smallest ids equal to it until n are kept.
@@ -98,7 +76,7 @@ def top_k_fast(key: torch.Tensor, k: int) -> torch.Tensor:
     """[B, V] mask of the first k ids of each row of ``key`` (k < V): a partition finds the
     k-th and (k+1)-th largest values; rows where they differ keep ``key ≥ k-th``."""
     a = as_numpy(key)
-    part = by_shares(lambda rows: _largest_rows(a, k, rows), np.arange(len(a)))   # [B, k+1]
+    part = _largest_rows(a, k, range(len(a)))                    # [B, k+1]
     kth, after = part[:, 1:].min(axis=-1), part[:, 0]
     mask = _at_or_above(a, kth)
     return _fix_tied_rows(mask, np.flatnonzero(kth == after), key, np.full(len(a), k))
@@ -145,7 +123,7 @@ def top_p_count(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.nda
     n, kth, tied = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=a.dtype), np.zeros(B, dtype=bool)
     rows, width = np.arange(B), _FIRST_WIDTH
     while rows.size:
-        found = by_shares(lambda share: _top_p_rows(a, p, width, share), rows)
+        found = _top_p_rows(a, p, width, rows)
         settled = found[3]
         for column, value in zip((n, kth, tied), found):
             column[rows[settled]] = value[settled]
