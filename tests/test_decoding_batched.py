@@ -155,30 +155,39 @@ def test_top_k_from_the_logits_alone_keeps_the_same_ids():
 
 def test_batched_softmax_checks_its_input_through_its_output():
     """softmax_with_temperature_batched checks the logits by the first column of its output (a bad
-    row makes every probability NaN): each kind of bad row still raises, a finite z / τ that
-    overflows float32 still gives the stable softmax, and rows near the probability-sum limit
-    are judged in float64 (check_prob_rows sums in float32 first)."""
+    row makes every probability NaN): each kind of bad row still raises on both of its paths (a
+    small batch multiplied by numpy, a large one by torch), a finite z / τ that overflows float32
+    still gives the stable softmax, both paths give torch.softmax(z × 1/τ) exactly and agree with
+    the float64 softmax up to float32 rounding, and rows near the probability-sum limit are judged
+    in float64 (check_prob_rows sums in float32 first)."""
+    from course_lib.decoding.checks import SMALL
     z = torch.randn(3, 50)
+    large = SMALL // 150 + 1                           # copies of z that make a large batch
     for bad, message in ((math.nan, "NaN"), (math.inf, r"\+inf")):
         rows = z.clone()
         rows[1, 17] = bad
-        with pytest.raises(ValueError, match=message):
-            SB.softmax_with_temperature_batched(rows, 0.8)
+        for batch in (rows, rows.repeat(large, 1)):
+            with pytest.raises(ValueError, match=message):
+                SB.softmax_with_temperature_batched(batch, 0.8)
     rows = z.clone()
     rows[2] = -math.inf
-    with pytest.raises(ValueError, match="all -inf"):
-        SB.softmax_with_temperature_batched(rows, 0.8)
+    for batch in (rows, rows.repeat(large, 1)):
+        with pytest.raises(ValueError, match="all -inf"):
+            SB.softmax_with_temperature_batched(batch, 0.8)
     huge = z.clone()
     huge[0, 3] = 3e38                                  # finite, but 3e38 / 0.5 is inf in float32
-    for rows in (huge, huge.repeat(500, 1)):           # numpy's multiply (it warns), torch's
+    for rows in (huge, huge.repeat(large, 1)):         # numpy's multiply warns, torch's does not
         with pytest.warns(RuntimeWarning, match="overflow") if rows is huge else nullcontext():
             p = SB.softmax_with_temperature_batched(rows, 0.5)
         assert torch.isfinite(p).all() and p[0, 3] == 1.0
-        assert torch.equal(p[1:3], torch.softmax(z[1:] * 2.0, dim=-1))
+        assert torch.allclose(p[1:3], torch.softmax(z[1:].double() * 2.0, dim=-1).float(), rtol=1e-5, atol=0)
     wide = torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3
-    for rows in (wide, wide.double(), wide[:1]):                    # the in-place softmax: same numbers
-        for t in (0.7, 1.0):
-            assert torch.equal(SB.softmax_with_temperature_batched(rows, t), torch.softmax(rows * (1 / t), dim=-1))
+    for t in (0.7, 1.0):
+        exact = SB.softmax64_batched(wide.double(), t)
+        for rows, rtol in ((wide, 1e-5), (wide.double(), 1e-13), (wide[:1], 1e-5)):
+            p = SB.softmax_with_temperature_batched(rows, t)          # in place: the same numbers
+            assert torch.equal(p, torch.softmax(rows * (1 / t), dim=-1)), (t, rows.shape, rows.dtype)
+            assert torch.allclose(p.double(), exact[:len(rows)], rtol=rtol, atol=0), (t, rows.dtype)
     assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
     from course_lib.decoding.checks import check_prob_rows
     q = torch.full((2, 4), 0.25, dtype=torch.float64)
