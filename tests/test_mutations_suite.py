@@ -67,7 +67,7 @@ MUTANTS = [
            select="kv_cache_appends"),
     Mutant("batched rules rank float32 probabilities", "course_lib/decoding/pipeline.py",
            "    weights, total = _weights(rule, z)\n"
-           "    return _filter(rule, weights, z, _allowed(z), total)",
+           "    return _filter(rule, weights, z, allowed, total)",
            "    weights, total = _weights(rule, z)\n"
            "    return filter_batched(rule, (weights if total is None else weights / total).float())",
            ("tests/test_decoding_reference.py",),
