@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import statistics
 
+import numpy
 import torch
 
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
@@ -155,8 +156,8 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     args = parser.parse_args(argv)
-    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}; "
-          f"{machine_line()}")
+    print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
+          f"numpy {numpy.__version__} (top-k / top-p partition with it); {machine_line()}")
     if LogitsProcessorList is None:
         print(NO_TRANSFORMERS)
     else:
