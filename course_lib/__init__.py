@@ -30,7 +30,8 @@ The layers
                    ``derive_five_token`` and ``derive_lab`` (how their weights were made)
     ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
                    ``TopK``, ``TopP``, ``MinP``: check, per-row ``ids``, batched ``mask``), run in the
-                   order of ``rules.FILTERS``; ``variants`` (nanoGPT's and GPT-2's own cuts);
+                   order of ``rules.FILTERS``; ``select`` (not taught: how the batched top-k and
+                   top-p find each row's largest values); ``variants`` (nanoGPT's and GPT-2's own cuts);
                    ``pipeline.SamplingRule``; ``draw``; ``generate`` — THE generation loop;
                    ``kv_cost``; ``stats``
     ``figures``    ``registry`` (``check_figure``), ``computers`` (``check_inline``), and one function per
@@ -40,7 +41,8 @@ The layers
     ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``, ``pipeline_map`` (the map),
                    ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``,
                    ``language`` (``set_language("en" | "zh")``) and ``strings`` (every label, both languages)
-    ``bench``      ``python -m course_lib.bench.sampling``, ``python -m course_lib.bench.kv_cache``
+    ``bench``      ``python -m course_lib.bench.sampling`` (``generate``, ``memory``, ``kv_cache``):
+                   the course beside transformers, ratios and the same-work checks
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
                    exercise, ``check_<name>(fn)`` → ``Result``; ``check_notebook`` for grading;
                    worked solutions in notebooks/solutions/exercise_solutions.ipynb
