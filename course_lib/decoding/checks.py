@@ -44,9 +44,12 @@ def check_logits(logits, name: str = "logits") -> list[float]:
     return z
 
 
-PROB_TOL = 1e-5
-"""How far from 1 a row of probabilities may sum (float32 softmax rows of 50,257 values sum
-within ~1e-6 of 1; logits passed by mistake sum far from 1 or hold negative values)."""
+PROB_TOL = 1e-3
+"""How far from 1 a row of probabilities may sum. A float32 softmax divides by a sum its kernel
+adds in a few vector lanes: torch's rows of 50,257 sum within ~1e-6 of 1 on x86 but ~1.2e-5 on
+ARM (NEON), and a sum of 50,257 float32 values in 4 lanes can be off by up to 50,257 / 4 × 2⁻²⁴
+≈ 7.5e-4. Logits or unnormalised weights passed by mistake sum far from 1 (or hold negative
+values), so this still catches them."""
 
 _LOGITS_HINT = ("; if these are logits, turn them into probabilities first "
                 "(softmax_with_temperature(logits), or SamplingRule(...).apply(logits))")

@@ -10,13 +10,13 @@ from numbers import Integral
 
 import torch
 
-from .checks import check_prob_rows, check_probs, check_u
+from .checks import PROB_TOL, check_prob_rows, check_probs, check_u
 from .probs import ranked_ids
 
 # --------------------------------------------------------------------------- one row
 
 
-def interval_boundaries(probs, tol: float = 1e-5) -> list[float]:
+def interval_boundaries(probs, tol: float = PROB_TOL) -> list[float]:
     """Running sums of ``probs``: id i owns the left-closed interval [b[i−1], b[i]).
 
     The boundaries from the last id with positive probability onward are forced to 1.0, so
@@ -41,14 +41,14 @@ def pick_interval(boundaries: list[float], u: float) -> int:
     return bisect_right(boundaries, check_u(u))
 
 
-def sample_interval(probs, u: float, tol: float = 1e-5) -> int:
+def sample_interval(probs, u: float, tol: float = PROB_TOL) -> int:
     """Categorical draw by hand: lay the probabilities end to end on [0, 1) and return the id
     of the interval that contains u (left-closed: u = 0.2203 with a first interval
     [0, 0.2203) picks id 1)."""
     return pick_interval(interval_boundaries(probs, tol=tol), u)
 
 
-def sample_interval_ranked(probs, u: float, tol: float = 1e-5) -> int:
+def sample_interval_ranked(probs, u: float, tol: float = PROB_TOL) -> int:
     """The same draw with the intervals laid out in *ranked* order (highest probability first,
     ties by id), as the lab article walks its running sums (0.626, 0.770, 0.845, …). Returns
     the token id. Both layouts draw every id with its probability; a given u can differ."""
