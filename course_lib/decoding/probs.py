@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from ..tokens.ids import check_ids
@@ -99,17 +98,6 @@ def renormalize(probs, kept) -> list[float]:
 
 
 # --------------------------------------------------------------------------- a batch [B, V]
-
-
-def checked_rows(x: torch.Tensor, name: str = "logits") -> torch.Tensor:
-    """:func:`~course_lib.decoding.checks.check_rows` in one pass for the usual batch: a row's
-    maximum is finite exactly when the row has no NaN (the maximum propagates it), no +inf and
-    a finite value. Only a batch that fails this runs the full check, for its message."""
-    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dim() == 2 and x.numel() > 0:
-        a = numpy_view(x, small_only=True)
-        if np.isfinite(a.max(axis=-1)).all() if a is not None else bool(torch.isfinite(x.amax(dim=-1)).all()):
-            return x
-    return check_rows(x, name)
 
 
 def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

@@ -52,8 +52,8 @@ import math
 import numpy as np
 import torch
 
-from .checks import numpy_view, check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
-from .probs import checked_rows, ranked_ids, softmax64, softmax_with_temperature
+from .checks import numpy_view, check_logits, check_rows, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
+from .probs import ranked_ids, softmax64, softmax_with_temperature
 from .select import top_k_fast, top_p_fast
 
 # --------------------------------------------------------------------------- rankings
@@ -71,17 +71,11 @@ def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
     return ranked_ids(z), allowed
 
 
-def _allowed(logits: torch.Tensor) -> torch.Tensor | None:
-    """[B, V] finite-logit mask, or None when no logit is −inf (every id allowed; one minimum)."""
-    z = numpy_view(logits, small_only=True)
-    lowest = z.min(axis=-1) if z is not None else logits.amin(dim=-1).numpy(force=True)
-    return ~torch.isneginf(logits) if np.isneginf(lowest).any() else None
-
-
 def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(checked_rows(logits), _allowed(logits))`` from each row's minimum (is there a −inf?)
-    and maximum (finite exactly when the row is valid). (``torch.aminmax`` would read the batch
-    once, but it is several times slower than ``amin`` and ``amax`` together.)"""
+    """The checked logits and which ids may be kept ([B, V] finite-logit mask, or None when no
+    logit is −inf), from each row's minimum (is there a −inf?) and maximum (finite exactly when
+    the row has no NaN, no +inf and a finite value; only then is it valid). ``torch.aminmax``
+    would read the batch once, but it is several times slower than ``amin`` and ``amax``."""
     if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
         z = numpy_view(logits, small_only=True)
         if z is not None:
@@ -90,7 +84,8 @@ def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
             lowest, highest = (t.numpy(force=True) for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
         if np.isfinite(highest).all():
             return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
-    return checked_rows(logits), _allowed(logits)     # raises for a row that is not valid
+    # only a batch that is not valid gets here: check_rows raises, naming what is wrong
+    return check_rows(logits), ~torch.isneginf(logits)
 
 
 def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
