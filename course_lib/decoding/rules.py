@@ -81,7 +81,8 @@ def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
         if z is not None:
             lowest, highest = z.min(axis=-1), z.max(axis=-1)
         else:
-            lowest, highest = (t.numpy(force=True) for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
+            lowest, highest = (t.double().numpy(force=True)       # [B] each (numpy has no bfloat16)
+                               for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
         if np.isfinite(highest).all():
             return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
     # only a batch that is not valid gets here: check_rows raises, naming what is wrong
