@@ -10,7 +10,7 @@ import pytest
 import regex
 
 from course_lib.tokens import bpe as T
-from _tiktoken_real import real_gpt2_encoding
+from _tiktoken_real import DISAGREE, real_gpt2_encoding
 
 TEXT = "<|endoftext|> hello <|fim_prefix|>"
 
@@ -86,13 +86,6 @@ def test_a_million_spaces(tok):
     assert len(ids) == 1_000_000 and tok.decode(ids) == spaces
     mixed = "\n\n" + "\t" * 100_000 + "x  \n"
     assert T.gpt2_encoding().encode(mixed) == tok.encode(mixed)
-
-
-# The code points where the two letter tables disagree (found by encoding "x" + c, c + "蜳" and
-# " " + c + "1" for every code point with both tokenizers): the regex module counts each as a
-# letter (\p{L}), tiktoken does not. Every 64th code point of three blocks, and five others.
-DISAGREE = [0x10948, 0x11DC8, 0x16EC8, *range(0x18D88, 0x191C9, 0x40), 0x1DF48, 0x1E6C8,
-            *range(0x323C8, 0x33449, 0x40), *range(0x3D008, 0x3FC09, 0x40)]
 
 
 def test_the_267_letters_the_two_tables_disagree_on_are_pinned(tok):
