@@ -15,6 +15,7 @@ tests/test_tokenizer_inputs.py) are left out of the text compared with tiktoken.
 """
 import math
 
+import _hypothesis_home  # noqa: F401  (before any strategy: hypothesis's files go to artifacts/)
 import hypothesis
 import hypothesis.strategies as st
 import pytest

@@ -16,6 +16,7 @@ shipped), so its cases run on gpt2. Not ported: the cl100k / o200k-only cases, t
 Encoders: the from-scratch ``BPETokenizer``, the course's ``gpt2_encoding()`` and tiktoken's
 own ``gpt2`` built offline (tests/_tiktoken_real.py).
 """
+import _hypothesis_home  # noqa: F401  (before any strategy: hypothesis's files go to artifacts/)
 import hypothesis
 import hypothesis.strategies as st
 import pytest
