@@ -325,9 +325,9 @@ def gpt2_encoding():
 
     Same ids as ``tiktoken.get_encoding("gpt2")`` (same files, same pattern string, tiktoken's
     ``r50k_pat_str``), which would download the files instead. Like it, it encodes text made
-    of 10⁶ spaces; a run of some 500,000 whitespace characters *followed by a word* exceeds
-    tiktoken's own backtracking limit (a ``ValueError`` from tiktoken; the teaching tokenizer
-    encodes it).
+    of 10⁶ spaces; a run of about 10⁶ whitespace characters *followed by a word* exceeds
+    tiktoken's own backtracking limit (a ``ValueError`` from tiktoken, as with
+    ``tiktoken.get_encoding("gpt2")``; the teaching tokenizer encodes it).
     """
     import tiktoken
     from tiktoken_ext.openai_public import r50k_pat_str
