@@ -15,9 +15,9 @@ follows from it:
 
 * TOP-K TIES (difference 1): the course keeps exactly k ids; transformers keeps every id tied
   with the k-th value (as nanoGPT's ``top_k_strict_cut`` does).
-* MIN_TOKENS_TO_KEEP: the course's rules have no such floor; upstream's count is
+* MIN_TOKENS_TO_KEEP (difference 6): the course's rules have no such floor; upstream's count is
   max(the course's count, min_tokens_to_keep).
-* FILTER_VALUE: the course never writes a filter value into the logits; it returns kept ids.
+* FILTER_VALUE (difference 5): the course never writes a filter value into the logits; it returns kept ids.
 """
 import pytest
 import torch
