@@ -107,7 +107,7 @@ def test_the_shipped_registry_passes_its_schema(monkeypatch):
 def test_a_registry_entry_cannot_call_anything_outside_course_lib_figures(monkeypatch):
     """Also when the registry is replaced in memory (as tests do), computer() refuses."""
     for name in ("os:getcwd", "course_lib.data:data_dir", "course_lib.figures.lab:torch",
-                 "course_lib.figures.lab:check_figure", "course_lib.figures.registry:load_registry"):
+                 "course_lib.figures.lab:greedy_id", "course_lib.figures.registry:load_registry"):
         fake = {FIRST: dict(R.load_registry()[FIRST], computer=name)}
         monkeypatch.setattr(R, "load_registry", lambda fake=fake: fake)
         with pytest.raises((DamagedFileError, KeyError), match="computer"):
@@ -115,12 +115,12 @@ def test_a_registry_entry_cannot_call_anything_outside_course_lib_figures(monkey
 
 
 def test_the_make_test_way_of_failing_is_one_clear_line(tmp_path):
-    """A wrong field fails a figure check with the schema's line, not "bad operand type"."""
+    """A wrong field fails a figure's computation (and so its check) with the schema's line,
+    not "bad operand type"."""
     folder = broken_registry(tmp_path, _set_value_field("decimals", "four"))
     env = {k: v for k, v in os.environ.items() if k != "COURSE_FIGURE_LOG"}
     env[data.DATA_ENV] = str(folder)
-    code = ("from course_lib.figures import check_figure, compute\n"
-            f"check_figure({FIRST!r}, **compute({FIRST!r}))")
+    code = f"from course_lib.figures import compute\ncompute({FIRST!r})"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode != 0
     assert "DamagedFileError" in out.stderr and '"decimals": must be an integer' in out.stderr
