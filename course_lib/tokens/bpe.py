@@ -256,8 +256,9 @@ class BPETokenizer:
         for token in sorted(disallowed):
             if token in text:
                 how = (f"pass allowed_special={{{token!r}}} to encode it as id {self.special_tokens[token]}, or"
-                       if token in self.special_tokens else "GPT-2 has no special token of that name:")
-                raise ValueError(f"text contains the special token {token!r}, which is disallowed; "
+                       if token in self.special_tokens else "GPT-2 has no special token of that name (it "
+                       "is in disallowed_special); pass")
+                raise ValueError(f"text contains the special token {token!r}; "
                                  f"{how} disallowed_special=() to encode it as plain text")
         allowed &= set(self.special_tokens)              # another name is only text
         if not allowed:
