@@ -12,6 +12,7 @@ When neither exists the error says so; the package never guesses a path that is 
 One error type per kind of failure, whatever the file:
 
 * :class:`MissingFileError` — a file the course needs is not there (a ``FileNotFoundError``);
+* :class:`UnreadableFileError` — it is there but cannot be read (a folder, no permission);
 * :class:`ChecksumError` — a file is there but is not the one the course ships or expects;
 * :class:`DamagedFileError` — a file is there but cannot be read as what it should be;
 * :class:`UnknownNameError` — a name (figure id, value name, piece, computer) that does not exist.
@@ -30,6 +31,11 @@ MARKER = Path("data") / "figures.json"        # the file that says "this is the 
 
 class MissingFileError(FileNotFoundError):
     """A file the course needs is missing; the message says which and how to get it back."""
+
+
+class UnreadableFileError(OSError):
+    """A path the course needs is there but cannot be read: a folder where a file should be, or
+    no permission to read it; the message names the path and what to do."""
 
 
 class ChecksumError(ValueError):
@@ -72,13 +78,28 @@ def data_path(*parts: str) -> Path:
 
 def read_bytes(path: Path, what: str, fix: str = "") -> bytes:
     """A file's bytes; a :class:`MissingFileError` that names ``what`` (and says ``fix``) if it
-    is not there."""
+    is not there, an :class:`UnreadableFileError` if it cannot be read (a folder, no permission,
+    another error of the operating system)."""
     try:
         return Path(path).read_bytes()
     except FileNotFoundError:
         raise MissingFileError(
             f"{what} is missing ({path}); it ships with the course in data/ (restore it with "
             f"git checkout -- data/, or set {DATA_ENV} if you moved data/). {fix}".rstrip()) from None
+    except OSError as err:
+        raise unreadable(path, what, err, fix) from None
+
+
+def unreadable(path, what: str, err: OSError, fix: str = "") -> UnreadableFileError:
+    """The error for a ``path`` that is there but could not be read (``err``), naming ``what``
+    it should be and what to do."""
+    if isinstance(err, IsADirectoryError):
+        problem, todo = "is a folder, not a file", "remove or rename that folder and restore the file"
+    elif isinstance(err, PermissionError):
+        problem, todo = "cannot be read: permission denied", f"make it readable (chmod u+r {path})"
+    else:
+        problem, todo = f"cannot be read ({err.strerror or err})", "check the disk and restore the file"
+    return UnreadableFileError(f"{what} ({path}) {problem}; {todo}. {fix}".rstrip())
 
 
 def restore_hint(path) -> str:

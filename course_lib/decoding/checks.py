@@ -8,6 +8,7 @@ starts with the argument's name, so a learner who passes ``top_p=1.5`` reads "to
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Set
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,7 +16,11 @@ import torch
 
 
 def as_float_list(values, name: str = "logits") -> list[float]:
-    """A row (list, tuple or 1-D tensor/array) as a list of Python floats; rejects empty rows."""
+    """A row (list, tuple or 1-D tensor/array) as a list of Python floats; rejects empty rows
+    and anything that is not a number (a string is not three numbers, True is not 1.0)."""
+    if isinstance(values, (str, bytes, Mapping, Set)):
+        raise ValueError(f"{name} must be a row of numbers (a list, tuple or 1-D tensor), got "
+                         f"{'the text ' + repr(values) if isinstance(values, (str, bytes)) else type(values).__name__}")
     if hasattr(values, "detach"):                     # torch.Tensor
         values = values.detach().cpu()
         if values.dim() != 1:
@@ -23,6 +28,15 @@ def as_float_list(values, name: str = "logits") -> list[float]:
         values = values.tolist()
     elif hasattr(values, "tolist"):                   # numpy array
         values = values.tolist()
+    try:
+        values = list(values)
+    except TypeError:
+        raise ValueError(f"{name} must be a row of numbers, got {type(values).__name__}") from None
+    if not {float, int}.issuperset(map(type, values)):    # the usual row: checked at C speed
+        bad = next((v for v in values if isinstance(v, bool) or not isinstance(v, Real)), None)
+        if bad is not None:
+            raise ValueError(f"{name} must hold numbers, got {bad!r} ({type(bad).__name__}) "
+                            f"at position {values.index(bad)}")
     values = list(map(float, values))
     if not values:
         raise ValueError(f"{name} is empty: give at least one value")

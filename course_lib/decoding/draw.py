@@ -57,9 +57,19 @@ def sample_interval_ranked(probs, u: float, tol: float = PROB_TOL) -> int:
     return order[sample_interval([p[i] for i in order], u, tol=tol)]
 
 
+def check_generator(generator) -> torch.Generator:
+    """A draw needs its own seeded ``torch.Generator``: None would fall back to torch's global,
+    unseeded one, and the draws could not be repeated."""
+    if not isinstance(generator, torch.Generator):
+        raise ValueError(f"generator must be a seeded torch.Generator "
+                         f"(torch.Generator().manual_seed(0)), got {generator!r}")
+    return generator
+
+
 def sample_seeded(probs, generator) -> int:
     """One draw with ``torch.multinomial`` and a seeded ``torch.Generator`` (what PyTorch code
     does; the interval picture explains it, it is not PyTorch's internal loop)."""
+    check_generator(generator)
     p = torch.tensor(check_probs(probs), dtype=torch.float64)
     return int(torch.multinomial(p, num_samples=1, generator=generator).item())
 
@@ -69,6 +79,8 @@ def draw_counts(probs, n: int, seed: int) -> list[int]:
     Returns how often each id was drawn (same distribution every draw: no context)."""
     if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
         raise ValueError(f"n must be an integer ≥ 1, got {n!r}")
+    if isinstance(seed, bool) or not isinstance(seed, Integral):    # None: an unseeded generator
+        raise ValueError(f"seed must be an integer (the same seed gives the same draws), got {seed!r}")
     boundaries = interval_boundaries(probs)
     rng = random.Random(seed)
     counts = [0] * len(boundaries)
@@ -98,5 +110,6 @@ def sample_interval_batched(probs: torch.Tensor, u: torch.Tensor) -> torch.Tenso
 
 def sample_seeded_batched(probs: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One ``torch.multinomial`` draw per row with a seeded generator: [B, V] -> [B]."""
+    check_generator(generator)
     q = check_prob_rows(probs)
     return torch.multinomial(q, num_samples=1, generator=generator).squeeze(-1)

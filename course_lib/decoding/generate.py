@@ -18,11 +18,14 @@ would be 50,257 Python floats per step.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import torch
 
 from ..tokens.ids import check_id, check_ids
+from .checks import check_logits, check_u
+from .draw import check_generator
 from .pipeline import SamplingRule
 from .probs import greedy_id
 
@@ -52,7 +55,10 @@ def greedy_choice(logits, step: int):
     """A chooser for :func:`generate`: the argmax (ties → smaller id), no random number.
     A tensor row stays a tensor (``torch.argmax`` also picks the first of equal values)."""
     if isinstance(logits, torch.Tensor):
-        return int(torch.argmax(logits)), None
+        best = int(torch.argmax(logits))        # a NaN counts as the largest value for argmax
+        if logits.dim() != 1 or not math.isfinite(logits[best]):
+            check_logits(logits)                # raises: NaN, +inf or all −inf, naming it
+        return best, None
     return greedy_id(logits), None
 
 
@@ -64,15 +70,23 @@ class RuleChoice:
     """
 
     def __init__(self, rule: SamplingRule, generator: torch.Generator | None = None, us=None):
+        if not isinstance(rule, SamplingRule):
+            raise ValueError(f"rule must be a SamplingRule, got {rule!r}")
         if generator is None and us is None:
             raise ValueError("generator or us is needed: a draw without a seed is not reproducible")
-        self.rule, self.generator, self.us = rule, generator, list(us) if us is not None else None
+        if us is not None:
+            if isinstance(us, (str, bytes)):
+                raise ValueError(f"us must be a list of numbers in [0, 1), one per step, got {us!r}")
+            us = [check_u(u) for u in us]              # "0.5" is text, not a number: refused
+        elif generator is not None:
+            check_generator(generator)
+        self.rule, self.generator, self.us = rule, generator, us
 
     def __call__(self, logits, step: int):
         if self.us is not None:
             if step >= len(self.us):
                 raise ValueError(f"us has {len(self.us)} numbers, step {step} needs one more")
-            u = float(self.us[step])
+            u = self.us[step]
         else:
             u = torch.rand((), generator=self.generator, dtype=torch.float64).item()
         return self.rule.choose(logits, u), u
@@ -115,6 +129,8 @@ def generate(model, prompt_ids, max_new_tokens: int, choose=greedy_choice, end_i
     ``record_logits=True`` keeps each step's row of logits as a list in ``steps[t].logits``.
     """
     ids = check_prompt(model, prompt_ids, max_new_tokens)
+    if end_id is not None:
+        end_id = check_id(end_id, "end_id")             # 1.0 is not an id: refused, not compared
     cache = model.new_cache(len(ids) + max_new_tokens) if use_cache else None   # room made once
     # last_only: the output layer runs on the last position only, the one row the rule reads
     logits = model(torch.tensor([ids]), cache=cache, last_only=True)   # (1, 1, V): the prompt, once

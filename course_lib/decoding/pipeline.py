@@ -12,8 +12,8 @@ from dataclasses import dataclass, fields
 import torch
 
 from .checks import check_logits, check_prob_rows, check_probs, check_temperature
-from .draw import sample_interval
-from .probs import greedy_id, renormalize, renormalize_batched
+from .draw import check_generator, sample_interval
+from .probs import greedy_id, renormalize, renormalize_rows
 from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking, checked_and_allowed
 from .select import top_k_candidates
 
@@ -47,6 +47,8 @@ class SamplingRule:
     greedy: bool = False
 
     def __post_init__(self):
+        if not isinstance(self.greedy, bool):      # "no" would be truthy: greedy by accident
+            raise ValueError(f"greedy must be True or False, got {self.greedy!r}")
         for rule in (TEMPERATURE, *FILTERS):
             if rule is TEMPERATURE and self.greedy:
                 continue                                  # greedy ignores the temperature (even 0)
@@ -142,7 +144,7 @@ def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed, total=None)
     mask = torch.ones_like(current, dtype=torch.bool) if allowed is None else allowed.clone()
     for stage, value in stages:
         mask &= stage.mask(current, value, key, allowed)
-        current = renormalize_batched(current, mask)
+        current = renormalize_rows(current, mask)
     return mask, current
 
 
@@ -155,10 +157,10 @@ def _filter_candidates(stages, current, key, allowed, total=None):
     key_c = key.gather(1, idx)
     allowed_c = None if allowed is None else allowed.gather(1, idx)
     mask_c = torch.ones_like(current_c, dtype=torch.bool) if allowed_c is None else allowed_c.clone()
-    current_c = renormalize_batched(current_c, mask_c)
+    current_c = renormalize_rows(current_c, mask_c)
     for stage, value in stages[1:]:
         mask_c &= stage.mask(current_c, value, key_c, allowed_c)
-        current_c = renormalize_batched(current_c, mask_c)
+        current_c = renormalize_rows(current_c, mask_c)
     return idx, mask_c, current_c
 
 
@@ -170,8 +172,10 @@ def _weights(rule: SamplingRule, z: torch.Tensor):
         best = torch.argmax(z, dim=-1)
         return torch.nn.functional.one_hot(best, z.shape[-1]).double(), None
     t = check_temperature(rule.temperature)
-    w = z.double()
-    w.sub_(w.amax(dim=-1, keepdim=True))
+    # z − max as a NEW float64 buffer [B, V] (a float64 max makes the subtraction float64, so
+    # float32, float16 and bfloat16 logits are widened exactly): never ``z.double()``, which IS
+    # the caller's tensor when it is float64 — the in-place ops below would overwrite its logits
+    w = z - z.amax(dim=-1, keepdim=True).double()
     if t != 1.0:
         w.div_(t)
     w.exp_()
@@ -192,6 +196,7 @@ def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Ge
     """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
     ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage the draw is
     among the k candidates only (the others have probability 0): [B] ids."""
+    check_generator(generator)
     z, allowed = checked_and_allowed(logits)
     weights, total = _weights(rule, z)
     stages = rule.stages()

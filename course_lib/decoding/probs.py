@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 
 from ..tokens.ids import check_ids
-from .checks import as_float_list, check_logits, check_probs, check_rows, check_temperature, numpy_view
+from .checks import as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature, numpy_view
 
 # --------------------------------------------------------------------------- one row
 
@@ -83,7 +84,7 @@ def renormalize(probs, kept) -> list[float]:
     added up in id order. ``kept`` must hold at least one id with positive probability.
     """
     p = check_probs(probs)
-    allowed = set(check_ids(kept, "kept"))
+    allowed = set(check_ids(kept, "kept", ordered=False))
     if not allowed:
         raise ValueError("kept is empty: keep at least one id")
     if min(allowed) < 0 or max(allowed) >= len(p):
@@ -109,8 +110,8 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
       two differ at most in the last bit of z / τ (not at all when 1/τ is exact, as for τ = 0.8
       or 0.5), far below what the float32 softmax itself rounds. Up to 65,536 values (a GPT-2
       row) numpy multiplies on one core: torch would share the work among its threads, and
-      waking them costs more than the multiply. (There a logit beyond ~1e38 × τ overflows
-      with numpy's "overflow encountered in multiply" warning; the result is still right.)
+      waking them costs more than the multiply. (A logit beyond ~1e38 × τ, or a τ so small
+      that z / τ overflows, is redone in float64 below, without numpy's overflow warning.)
     * ``torch.softmax`` (which subtracts each row's maximum itself) runs in place on that one new
       buffer (a [64, 50257] batch: 13 MB, not 26);
     * the input is checked through the output: a row holding NaN or +inf, or only −inf, has a
@@ -124,7 +125,8 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
     logits = logits.detach()
     z = numpy_view(logits, small_only=True)
     if z is not None:                # the one new buffer (τ = 1: a copy), then the softmax
-        x = z * (1.0 / t)            # in place on it (the same numbers)
+        with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
+            x = z * (1.0 / t)        # in place on it (the same numbers)
         probs, first = torch.from_numpy(x), x[:, 0]
         torch.softmax(probs, dim=-1, out=probs)
     else:
@@ -134,8 +136,11 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
         first = probs[:, 0]
     if math.isnan(first[0] if len(first) == 1 else first.sum()):
         check_rows(logits)                                     # NaN, +inf or a row all −inf: raises
-        shifted = (logits - logits.amax(dim=-1, keepdim=True)) * (1.0 / t)   # z / τ overflowed to inf
-        probs = torch.softmax(shifted, dim=-1)
+        # valid logits, but z / τ overflowed (τ tiny, or 1/τ itself inf): the per-row rule's
+        # (z − max z) / τ in float64, where a division cannot turn 0 into 0 × inf = NaN
+        z64 = logits.double()
+        shifted = (z64 - z64.amax(dim=-1, keepdim=True)) / t
+        probs = torch.softmax(shifted, dim=-1).to(logits.dtype)
     return probs
 
 
@@ -167,7 +172,20 @@ def ranked_batched(probs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def renormalize_batched(probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Kept probabilities divided by their mass (added in id order), others 0: float64 [B, V]."""
+    """Kept probabilities divided by their mass (added in id order), others 0: float64 [B, V].
+    ``probs``: rows of probabilities (checked as :func:`renormalize` checks one row);
+    ``mask``: a bool tensor of the same shape, True for every id kept."""
+    probs = check_prob_rows(probs)
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool:
+        raise ValueError(f"mask must be a bool tensor (True: keep the id), got "
+                         f"{type(mask).__name__}{' of dtype ' + str(mask.dtype) if isinstance(mask, torch.Tensor) else ''}")
+    if mask.shape != probs.shape:
+        raise ValueError(f"mask has shape {tuple(mask.shape)} but probs has {tuple(probs.shape)}")
+    return renormalize_rows(probs, mask)
+
+
+def renormalize_rows(probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """:func:`renormalize_batched` on inputs already checked (the pipeline's stages)."""
     kept = torch.where(mask, probs.double(), torch.zeros((), dtype=torch.float64))
     mass = torch.cumsum(kept, dim=-1)[:, -1:]                  # [B, 1], same order as the loop
     if (mass <= 0).any():

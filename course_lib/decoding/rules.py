@@ -42,8 +42,13 @@ tests/test_decoding_reference.py:
    p can end top-p one id apart. At p = 1 transformers keeps every id with a nonzero
    probability, while we stop as soon as the running sum reaches 1.0. Logits [0, −100], p = 1:
    we keep [0] (1 + e⁻¹⁰⁰ rounds to 1), transformers keeps [0, 1].
-5. **−inf.** transformers leaves a removed id in the row at −inf; here it is simply not in the
-   kept set. Top-k with k above the number of finite logits keeps the finite ones in both.
+5. **−inf, filter_value.** transformers leaves a removed id in the row at its ``filter_value``
+   (−inf by default); here it is simply not in the kept set. Top-k with k above the number of
+   finite logits keeps the finite ones in both.
+6. **min_tokens_to_keep.** transformers' top-k, top-p and min-p take a floor on how many ids
+   survive; the course's rules have none beyond their own (top-k keeps k, top-p and min-p always
+   keep the first-ranked id). With a floor m, transformers keeps max(the course's count, m)
+   (tests/test_upstream_transformers_logits_process.py).
 """
 from __future__ import annotations
 
@@ -81,7 +86,8 @@ def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
         if z is not None:
             lowest, highest = z.min(axis=-1), z.max(axis=-1)
         else:
-            lowest, highest = (t.numpy(force=True) for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
+            lowest, highest = (t.double().numpy(force=True)       # [B] each (numpy has no bfloat16)
+                               for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
         if np.isfinite(highest).all():
             return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
     # only a batch that is not valid gets here: check_rows raises, naming what is wrong

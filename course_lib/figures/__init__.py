@@ -2,6 +2,8 @@
 
 * ``registry``   — ``data/figures.json``: ``check_figure``, ``expected``, ``FigureMismatch``,
                    the float32 / truncated rules (every notebook's closing cell, 01–07)
+* ``schema``     — every field of ``data/figures.json`` checked when it is read; a computer
+                   must be a function of this package
 * ``computers``  — ``computer(id)``: the function the registry's ``"computer"`` field names;
                    ``check_inline``: a notebook's step-by-step values must equal it
 * ``interface``  — computers of ``interface.*`` (five-token model, tokens, sampling: 01–07)

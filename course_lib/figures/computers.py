@@ -16,6 +16,7 @@ from numbers import Real
 
 from ..data import UnknownNameError
 from .registry import check_figure, figure, to_plain
+from .schema import check_computer_name
 
 # Inline (notebook) and computed floats may differ in the last bits when the notebook spells a
 # step out another way (torch.exp vs math.exp); anything beyond float64 rounding is a drift.
@@ -28,10 +29,13 @@ def computer(figure_id: str):
     name = entry.get("computer")
     if not name:
         raise UnknownNameError(f"figure {figure_id!r} names no computer in the registry")
-    module, _, function = name.partition(":")
+    module, function = check_computer_name(name, figure_id)     # only course_lib.figures.*
     found = getattr(importlib.import_module(module), function, None)
     if found is None:
         raise UnknownNameError(f"figure {figure_id!r}: the registry's computer {name!r} does not exist")
+    if not inspect.isfunction(found) or found.__module__ != module:   # not os, torch or an import
+        raise UnknownNameError(f"figure {figure_id!r}: the registry's computer {name!r} is not a "
+                               f"function defined in {module}")
     return found
 
 

@@ -69,6 +69,7 @@ from pathlib import Path
 
 from ..data import UnknownNameError, data_path, read_json
 from ..ui.language import text      # a ✓ line's note in the notebook's language (set_language)
+from .schema import check_registry
 
 
 class FigureMismatch(AssertionError):
@@ -104,8 +105,10 @@ def registry_path() -> Path:
 
 @lru_cache(maxsize=1)
 def load_registry() -> dict:
-    """The whole registry, as a dict keyed by figure id."""
-    return read_json(registry_path(), "the figures registry")
+    """The whole registry, as a dict keyed by figure id; every field checked when it is read
+    (``figures.schema``: a wrong or missing field names the file, the entry and the field)."""
+    path = registry_path()
+    return check_registry(read_json(path, "the figures registry"), path, ARTICLES, DERIVATIONS)
 
 
 def figure(figure_id: str) -> dict:

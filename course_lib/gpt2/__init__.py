@@ -2,6 +2,7 @@
 
 * ``config``   — ``GPT2_SMALL_CONFIG``, ``gpt2_config``, Hugging Face's config.json, ``random_gpt2`` (02, 05, 07)
 * ``loader``   — where the weights are, download and SHA-256, safetensors → our names, ``load_gpt2`` (05, 07)
+* ``checkpoint`` — the weights file's pinned identity; reading it; its tensors' dtypes and values checked
 * ``fetch``    — ``download()`` from a notebook cell; ``gpt2_or_hint`` for the GPT-2 cells (05, 07)
 * ``__main__`` — ``python -m course_lib.gpt2 [--download] [PATH]``
 

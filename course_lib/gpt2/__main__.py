@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 
-from ..data import DamagedFileError, MissingFileError
+from ..data import DamagedFileError, MissingFileError, UnreadableFileError
 from .loader import WEIGHTS_ENV, download_weights, find_weights, load_gpt2
 
 
@@ -24,9 +24,11 @@ def main(argv: list[str] | None = None) -> None:
         if not args.download or args.path or os.environ.get(WEIGHTS_ENV):
             raise SystemExit(str(err))
         file = download_weights()
+    except UnreadableFileError as err:
+        raise SystemExit(str(err)) from None
     try:
         model = load_gpt2(file)
-    except DamagedFileError as err:                   # a damaged file: the message, no traceback
+    except (DamagedFileError, UnreadableFileError) as err:   # a damaged file: the message, no traceback
         raise SystemExit(str(err)) from None
     print(f"GPT-2 small loaded from {file}: {model.num_parameters():,} parameters")
     print(f"to use it everywhere in the course:  export {WEIGHTS_ENV}={file}")

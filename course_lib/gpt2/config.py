@@ -7,6 +7,7 @@ Taught in notebooks 02 (GPT-2's V and D), 05 (lm_head: the shape of GPT-2's logi
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -51,24 +52,46 @@ def config_from_hf_json(path: str | os.PathLike) -> GPTConfig:
     """Read a Hugging Face GPT-2 ``config.json`` into a :class:`GPTConfig`.
 
     Sizes, ``layer_norm_epsilon`` and ``activation_function`` (see :data:`HF_ACTIVATIONS`) are
-    read; anything the course's model cannot reproduce is an error naming the file.
+    read, each checked: sizes are integers ≥ 1 (2.9 is not rounded to 2) with ``n_embd``
+    divisible by ``n_head``, the epsilon a finite number > 0. Anything the course's model
+    cannot reproduce, and a file that cannot be read, is a :class:`DamagedFileError` naming the
+    file and the field (``gpt2_or_message`` turns it into the notebooks' one line).
     """
+    fix = ("Delete it (the weights then load as GPT-2 small) or replace it with the checkpoint's "
+           "own config.json.")
+
+    def fail(problem: str):
+        raise DamagedFileError(f"{path}: {problem}. {fix}")
+
     try:
         hf = json.loads(Path(path).read_text(encoding="utf-8"))
-        sizes = {key: int(hf[key]) for key in ("n_layer", "n_embd", "n_head", "vocab_size", "n_positions")}
-    except (ValueError, KeyError, TypeError) as err:        # JSONDecodeError is a ValueError
-        raise DamagedFileError(
-            f"{path} is not a readable GPT-2 config.json ({type(err).__name__}: {err}). Delete it "
-            f"(the weights then load as GPT-2 small) or replace it with the checkpoint's own "
-            f"config.json.") from None
+    except (ValueError, OSError) as err:        # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise DamagedFileError(f"{path} is not a readable GPT-2 config.json ({type(err).__name__}: "
+                               f"{err}). {fix}") from None
+    if not isinstance(hf, dict):
+        fail(f"is not a readable GPT-2 config.json (a JSON object), it holds a {type(hf).__name__}")
+    sizes = {}
+    for key in ("n_layer", "n_embd", "n_head", "vocab_size", "n_positions"):
+        if key not in hf:
+            fail(f"{key} is missing (GPT-2's config.json gives every size)")
+        value = hf[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            fail(f"{key} must be an integer ≥ 1, got {value!r}")
+        sizes[key] = value
+    if sizes["n_embd"] % sizes["n_head"]:
+        fail(f"n_embd={sizes['n_embd']} is not divisible by n_head={sizes['n_head']} "
+             f"(each head must get n_embd / n_head dimensions)")
+    epsilon = hf.get("layer_norm_epsilon", 1e-5)
+    if isinstance(epsilon, bool) or not isinstance(epsilon, (int, float)) or not (
+            math.isfinite(epsilon) and epsilon > 0):
+        fail(f"layer_norm_epsilon must be a finite number > 0, got {epsilon!r}")
     activation = hf.get("activation_function", "gelu_new")
-    if activation not in HF_ACTIVATIONS:
-        raise ValueError(f"{path}: activation_function {activation!r} is not one the course's model has "
-                         f"(it has {sorted(HF_ACTIVATIONS)})")
-    if hf.get("n_inner") not in (None, 4 * hf["n_embd"]):
-        raise ValueError(f"{path}: n_inner={hf['n_inner']} is not 4 × n_embd")
-    return gpt2_config(**sizes, layer_norm_eps=float(hf.get("layer_norm_epsilon", 1e-5)),
-                       activation=HF_ACTIVATIONS[activation])
+    if not isinstance(activation, str) or activation not in HF_ACTIVATIONS:
+        fail(f"activation_function {activation!r} is not one the course's model has "
+             f"(it has {sorted(HF_ACTIVATIONS)})")
+    if hf.get("n_inner") not in (None, 4 * sizes["n_embd"]):
+        fail(f"n_inner={hf['n_inner']!r} is not 4 × n_embd")
+    return gpt2_config(**sizes, layer_norm_eps=float(epsilon), activation=HF_ACTIVATIONS[activation])
 
 
 def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:

@@ -44,17 +44,12 @@ from pathlib import Path
 
 import torch
 
-from ..data import ChecksumError, DamagedFileError, MissingFileError, sha256_of
+from ..data import ChecksumError, DamagedFileError, MissingFileError, UnreadableFileError, sha256_of, unreadable
 from ..model import GPT, GPTConfig
+from .checkpoint import (HF_OLD_REPO_ID, HF_REPO_ID, HF_REVISION, WEIGHTS_BYTES, WEIGHTS_ENV, WEIGHTS_FILENAME,
+                         WEIGHTS_SHA256, check_dtypes, check_finite, how_to_replace, read_safetensors)
 from .config import GPT2_SMALL_CONFIG, config_from_hf_json
 
-HF_REPO_ID = "openai-community/gpt2"
-HF_OLD_REPO_ID = "gpt2"                      # the same repository's name before 2024
-HF_REVISION = "607a30d783dfa663caf39e06633721c8d4cfcd7e"
-WEIGHTS_FILENAME = "model.safetensors"
-WEIGHTS_SHA256 = "248dfc3911869ec493c76e65bf2fcf7f615828b0254c12b473182f0f81d3a707"
-WEIGHTS_BYTES = 548_105_171
-WEIGHTS_ENV = "COURSE_GPT2_WEIGHTS"
 
 
 # --------------------------------------------------------------------------- finding the file
@@ -81,10 +76,16 @@ def cached_weight_files(cache_dirs: list[Path] | None = None) -> list[Path]:
         for repo in (HF_REPO_ID, HF_OLD_REPO_ID):
             snapshots = cache / ("models--" + repo.replace("/", "--")) / "snapshots"
             pinned = snapshots / HF_REVISION / WEIGHTS_FILENAME
-            others = sorted(snapshots.glob(f"*/{WEIGHTS_FILENAME}")) if snapshots.is_dir() else []
-            for f in [pinned] + others:
-                if f.is_file() and f not in found:
-                    found.append(f)
+            try:
+                others = sorted(snapshots.glob(f"*/{WEIGHTS_FILENAME}")) if snapshots.is_dir() else []
+                for f in [pinned] + others:
+                    if f.is_file() and f not in found:
+                        found.append(f)
+            except OSError as err:                # no permission to look inside the cache
+                raise UnreadableFileError(
+                    f"the Hugging Face cache {cache} cannot be searched for GPT-2's weights "
+                    f"({err.strerror or err}: {err.filename or snapshots}); make it readable, point "
+                    f"HF_HUB_CACHE at another folder, or set {WEIGHTS_ENV} to the weights file") from None
     return found
 
 
@@ -111,9 +112,12 @@ def find_weights(path: str | os.PathLike | None = None,
     else:
         source = "the path you gave"
     if path is not None:          # a path someone chose must be right: no silent fallback
-        file = Path(path) / WEIGHTS_FILENAME if Path(path).is_dir() else Path(path)
-        if file.is_file():
-            return file
+        try:
+            file = Path(path) / WEIGHTS_FILENAME if Path(path).is_dir() else Path(path)
+            if file.is_file():
+                return file
+        except OSError as err:                    # e.g. no permission to enter its folder
+            raise unreadable(path, f"GPT-2 weights ({source})", err) from None
         raise MissingFileError(f"GPT-2 weights not found.\nLooked at:\n  {source}: {file} "
                               f"(no such file)\n" + how_to_get_weights())
     looked.append(f"${WEIGHTS_ENV}: not set")
@@ -149,87 +153,7 @@ def download_weights(cache_dir: str | os.PathLike | None = None) -> Path:
     return file
 
 
-# --------------------------------------------------------------------------- reading the file
-
-def how_to_replace(file: Path) -> str:
-    """What to do with a damaged weights file: delete it (in the Hugging Face cache, the whole
-    model folder, or the damaged blob would be reused) and get the official file again."""
-    cached = next((parent for parent in file.parents if parent.name.startswith("models--")), None)
-    target = f"the cached copy {cached}" if cached is not None else str(file)
-    return (f"What to do: delete {target}, then run python -m course_lib.gpt2 --download (with "
-            f"{WEIGHTS_ENV} unset), or fetch "
-            f"https://huggingface.co/{HF_REPO_ID}/resolve/{HF_REVISION}/{WEIGHTS_FILENAME} "
-            f"({WEIGHTS_BYTES:,} bytes, SHA-256 {WEIGHTS_SHA256[:16]}…) yourself and point "
-            f"{WEIGHTS_ENV} at it.")
-
-
-def safetensors_problem(file: Path) -> str | None:
-    """What is wrong with ``file`` as a safetensors file, in words, or None if it looks whole.
-
-    The layout: 8 bytes (little-endian length N), N bytes of JSON header naming every tensor
-    with its dtype, shape and byte range, then the tensors' bytes.
-    """
-    size = file.stat().st_size
-    with open(file, "rb") as f:
-        start = f.read(4096)
-    text = start.lstrip().lower()
-    if text.startswith((b"<!doctype", b"<html", b"<head", b"<body", b"<?xml", b"<!--")) or (
-            start[8:9] != b"{" and b"<html" in text):
-        return ("it is an HTML page, not a checkpoint (a web page — a login, error or 'blob' page — "
-                "was saved under the weights' name; download the 'resolve' link, not the page)")
-    if size < 8:
-        return f"it is only {size} bytes long (an empty or interrupted download)"
-    n = int.from_bytes(start[:8], "little")
-    if n > 100_000_000:                               # safetensors' own limit for a header
-        return f"its first 8 bytes announce a {n:,}-byte header: it is not a safetensors file"
-    if n > size - 8:
-        return (f"its first 8 bytes announce a {n:,}-byte header but the file has {size:,} bytes "
-                f"(it is truncated, or not a safetensors file)")
-    with open(file, "rb") as f:
-        f.seek(8)
-        header_bytes = f.read(n)
-    try:
-        header = json.loads(header_bytes)
-        end = max((info["data_offsets"][1] for name, info in header.items() if name != "__metadata__"),
-                  default=0)
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-        return "its header is not valid safetensors JSON (the file is damaged)"
-    if size < 8 + n + end:
-        return (f"it is truncated: {size:,} bytes where its header needs {8 + n + end:,} "
-                f"(an interrupted download or copy)")
-    return None
-
-
-def read_safetensors(file: Path) -> dict[str, torch.Tensor]:
-    """All tensors of a safetensors file, or a :class:`DamagedFileError` that names the file,
-    says what is wrong and what to do."""
-    from safetensors import SafetensorError
-    from safetensors.torch import load_file
-
-    problem = safetensors_problem(file)
-    if problem is None:
-        try:
-            return load_file(str(file))
-        except (SafetensorError, OSError, ValueError, RuntimeError) as err:
-            problem = f"safetensors cannot read it ({err})"
-    raise DamagedFileError(f"GPT-2 weights file {file} cannot be loaded: {problem}. {how_to_replace(file)}")
-
-
 # --------------------------------------------------------------------------- name mapping
-
-def check_finite(tensors: dict[str, torch.Tensor], file) -> None:
-    """Every tensor of a checkpoint holds finite numbers; a NaN or inf raises
-    :class:`DamagedFileError` naming the tensor and the file (else every logit would be NaN)."""
-    for name, t in tensors.items():
-        # one sum per table, no copy of it: NaN or ±inf anywhere makes the sum non-finite; only
-        # then (or if finite values overflow it) are the values checked one by one
-        if (t.is_floating_point() and not math.isfinite(t.sum())
-                and not bool(torch.isfinite(t).all())):
-            count = int((~torch.isfinite(t)).sum())
-            raise DamagedFileError(f"GPT-2 weights file {file}: tensor {name!r} holds {count} "
-                                   f"non-finite value(s) (NaN or inf); the file is damaged. "
-                                   f"{how_to_replace(Path(file))}")
-
 
 def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig) -> dict[str, torch.Tensor]:
     """Rename and reshape a Hugging Face GPT-2 state dict into ``GPT``'s names.
@@ -244,10 +168,13 @@ def hf_to_course_state_dict(tensors: dict[str, torch.Tensor], config: GPTConfig)
     """
     hf = {}
     for name, t in tensors.items():
-        name = name.removeprefix("transformer.")
-        if name.endswith((".attn.bias", ".attn.masked_bias")):
+        short = name.removeprefix("transformer.")
+        if short.endswith((".attn.bias", ".attn.masked_bias")):
             continue
-        hf[name] = t
+        if short in hf:                           # both "h.0..." and "transformer.h.0...": which one?
+            raise ValueError(f"GPT-2 weights: tensor {short!r} is there twice, with and without the "
+                             f"'transformer.' prefix; a checkpoint holds each weight once")
+        hf[short] = t
     D = config.n_embd
     out = {}
 
@@ -301,7 +228,8 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
     Raises :class:`MissingFileError` when there is no file, :class:`DamagedFileError` when the
     file (or its config.json) is damaged or does not fit the configuration: truncated, not a
     safetensors file, an HTML page, a missing tensor, a wrong shape. Both messages name the
-    file and say what to do. Any float dtype loads (float16 and bfloat16 become float32).
+    file and say what to do. Any float dtype loads (float16 and bfloat16 become float32);
+    integer, boolean and float8 tensors are refused (``checkpoint.check_dtypes``).
     """
     try:
         file = find_weights(path)
@@ -311,9 +239,10 @@ def load_gpt2(path: str | os.PathLike | None = None, *, config: GPTConfig | None
         file = download_weights()
     if config is None:
         beside = file.parent / "config.json"
-        config = config_from_hf_json(beside) if beside.is_file() else GPT2_SMALL_CONFIG
+        config = config_from_hf_json(beside) if beside.exists() else GPT2_SMALL_CONFIG
     try:
         tensors = read_safetensors(file)
+        check_dtypes(tensors, file)
         check_finite(tensors, file)
         state = hf_to_course_state_dict(tensors, config)
     except (KeyError, ValueError) as err:
@@ -355,7 +284,7 @@ def gpt2_or_message(what: str) -> tuple[GPT | None, str | None]:
     is damaged. Never raises for those, so the rest of the notebook and its checks still run."""
     try:
         model = gpt2_or_none()
-    except (MissingFileError, ChecksumError, DamagedFileError) as err:
+    except (MissingFileError, ChecksumError, DamagedFileError, OSError) as err:   # OSError: unreadable
         first = " ".join(str(err).split())
         return None, (f"[GPT-2 weights could not be loaded, so this cell skips: {first[:400]} — "
                       f"fix or unset {WEIGHTS_ENV} (see the README), then run the notebook again.]")

@@ -7,6 +7,7 @@ Every message starts with the argument's name, then what was given, then what is
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Set
 from numbers import Integral
 
 
@@ -23,8 +24,10 @@ def check_id(token_id, name: str = "token_id") -> int:
     return int(token_id)
 
 
-def check_ids(ids, name: str = "ids") -> list[int]:
-    """A sequence of ids (list, tuple, 1-D integer tensor/array) as a list of Python ints."""
+def check_ids(ids, name: str = "ids", ordered: bool = True) -> list[int]:
+    """A sequence of ids (list, tuple, 1-D integer tensor/array) as a list of Python ints.
+    A dict or a set is refused (no order to decode in), unless ``ordered=False`` allows a set
+    (a set of kept ids, where order does not matter)."""
     if isinstance(ids, (str, bytes)):
         raise ValueError(f"{name} must be a sequence of integer ids, got the text {ids!r} "
                          f"(encode it first)")
@@ -35,6 +38,9 @@ def check_ids(ids, name: str = "ids") -> list[int]:
         if getattr(ids, "ndim", 1) != 1:
             raise ValueError(f"{name} must be one sequence (1-D), got shape {tuple(ids.shape)}")
         return [int(i) for i in ids.tolist()]
+    if isinstance(ids, Mapping) or (ordered and isinstance(ids, Set)):   # a dict's keys, a set: no order
+        raise ValueError(f"{name} must be a sequence of integer ids (a list, tuple or 1-D tensor), got a "
+                         f"{type(ids).__name__}, which has no order of ids")
     if isinstance(ids, Integral):
         raise ValueError(f"{name} must be a sequence of ids, got the single id {ids!r} (use [{ids!r}])")
     try:

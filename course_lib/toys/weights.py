@@ -94,12 +94,34 @@ def load_model_file(config: GPTConfig, path: Path, what: str) -> GPT:
     if not isinstance(weights, dict):
         raise DamagedFileError(f"the weight file of the {what} ({path}) must be a JSON object, "
                                f"got {type(weights).__name__}{fix}")
-    for key in ("config", "tables"):
-        if key not in weights:
-            raise DamagedFileError(f"the weight file of the {what} ({path}) has no {key!r} entry{fix}")
+    check_weight_file(weights, path, what)
     if weights["config"] != config_summary(config):
         raise DamagedFileError(f"{path} was written for another config: {weights['config']}{fix}")
     return model_from_tables(config, weights["tables"], what, path=path)
+
+
+# The fields of a weight file: name -> (required?, test, what it must be). "tables" is checked
+# table by table when the model is built (model_from_tables: names, numbers, shapes).
+WEIGHT_FILE_FIELDS = {
+    "about": (False, lambda x: isinstance(x, str), "a string"),
+    "config": (True, lambda x: isinstance(x, dict), "an object (the GPTConfig the file was written for)"),
+    "notes": (False, lambda x: isinstance(x, dict) and all(isinstance(v, str) for v in x.values()),
+              "an object of table name -> string"),
+    "tables": (True, lambda x: isinstance(x, dict), "an object of table name -> table"),
+}
+
+
+def check_weight_file(weights: dict, path, what: str) -> None:
+    """Every field of a weight file present (when required) and of its type; else
+    :class:`DamagedFileError` naming the file, the field and what it must be."""
+    for key, (required, test, kind) in WEIGHT_FILE_FIELDS.items():
+        if key not in weights:
+            if required:
+                raise DamagedFileError(f"the weight file of the {what} ({path}) has no {key!r} entry "
+                                       f"(it must be {kind}); {restore_hint(path)}")
+        elif not test(weights[key]):
+            raise DamagedFileError(f"the weight file of the {what} ({path}) → {key!r}: must be {kind}, "
+                                   f"got {type(weights[key]).__name__}; {restore_hint(path)}")
 
 
 def format_number(x, decimals: int | None = None) -> str:
