@@ -23,10 +23,14 @@ L rises with every logit but z₁ (∂L/∂z_j = p_j > 0) and falls with z₁ (�
 of their intervals, and every other logit can at best sit at the top of its own.
 
 **The course's weights** (:func:`bound_course_weights`): its lm_head, read off the article,
-makes z = [h₀, h₀ + h₂ + 0.1, h₁, −h₀ − 0.2, h₃], a function of h₂ alone. L is convex in h₂
+makes z = [h₂[0], h₂[0] + h₂[2] + 0.1, h₂[1], −h₂[0] − 0.2, h₂[3]], a function of h₂ alone. L is convex in h₂
 (log-sum-exp of linear functions, minus a linear one) and the allowed h₂ (each entry and each
 logit inside its interval, mean 0) form a polytope, so L is largest at a corner of it. Every
 corner is three interval ends plus the mean of 0; all of them are tried.
+
+Both bounds take the intervals to their very ends. The margins the tests require
+(``margins.required_margin``) only narrow them, so with margins the bounds are lower still
+(``margin=True``; the derivation prints both).
 
 Everything is exact: an interval's ends lie halfway between two float32 numbers (binary
 fractions), the corners are solved in :class:`~fractions.Fraction` arithmetic and L is evaluated
@@ -75,21 +79,23 @@ class Bound:
     binding: list[str] = field(default_factory=list)
 
 
-def float32_interval(name: str, value: float, decimals: int | None) -> Interval:
-    """The values whose float32 rounding prints ``value`` with ``decimals`` (None: full repr)."""
+def float32_interval(name: str, value: float, decimals: int | None, margin: bool = False) -> Interval:
+    """The values whose float32 rounding prints ``value`` with ``decimals`` (None: full repr);
+    ``margin``: without the margin the tests require at each end (``margins.required_margin``)."""
     low, high = margins.float32_interval(value, decimals)      # float64 midpoints: exact
     printed = repr(value) if decimals is None else f"{value:.{decimals}f}"
-    return Interval(name, printed, Fraction(low), Fraction(high))
+    keep = Fraction(margins.required_margin(value)) if margin else 0
+    return Interval(name, printed, Fraction(low) + keep, Fraction(high) - keep)
 
 
-def h2_intervals() -> list[Interval]:
+def h2_intervals(margin: bool = False) -> list[Interval]:
     spec = figure("interface.toy.h2")["values"]["h2"]
-    return [float32_interval(n, x, spec["decimals"]) for n, x in zip(H2_NAMES, spec["expected"])]
+    return [float32_interval(n, x, spec["decimals"], margin) for n, x in zip(H2_NAMES, spec["expected"])]
 
 
-def logit_intervals() -> list[Interval]:
+def logit_intervals(margin: bool = False) -> list[Interval]:
     spec = figure("interface.toy.logits")["values"]["logits"]
-    return [float32_interval(n, x, spec["decimals"]) for n, x in zip(LOGIT_NAMES, spec["expected"])]
+    return [float32_interval(n, x, spec["decimals"], margin) for n, x in zip(LOGIT_NAMES, spec["expected"])]
 
 
 def thresholds() -> tuple[Decimal, Decimal]:
@@ -225,7 +231,11 @@ def certificate_text(cert: Certificate | None = None) -> str:
         shown = "-" if anyw is None else f"{anyw:.0%}"
         lines.append(f"  {iv.name:8s}{iv.printed:>20s}  {float(iv.width):9.2e}  {shown:>23s} / {course:.0%}")
     for label, bound in (("any weights", cert.any_weights), ("the course's lm_head", cert.course)):
-        lines.append(f"  largest L, {label}: {bound.loss:.10f}  (binding: {', '.join(bound.binding)})")
+        lines += [f"  largest L, {label}: {bound.loss:.10f}", f"    binding: {', '.join(bound.binding)}"]
+    h2, logits = h2_intervals(margin=True), logit_intervals(margin=True)
+    lines += ["  with the margins the tests require (1e-9 of each value) the bounds are lower still:",
+              f"    any weights {bound_any_weights(h2, logits).loss:.10f}, "
+              f"the course's lm_head {bound_course_weights(h2, logits).loss:.10f}"]
     verdict = ("reachable" if cert.reachable else
                "out of reach: no weights print 0.370652, so the registry accepts it within 1e-06")
     return "\n".join(lines + [f"  0.370652 is {verdict}"])
