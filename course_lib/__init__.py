@@ -13,7 +13,8 @@ Where each notebook's code lives
     03_attention   ``model.attention`` (attention and LayerNorm by hand)
     04_block       ``model.attention``, ``model.gpt`` (the Pre-Norm block)
     05_lm_head     ``model.lm_head``, ``gpt2.config``, ``gpt2.loader``
-    06_loss        ``model.loss``, ``figures.margins`` (float32 vs float64)
+    06_loss        ``model.loss``, ``figures.margins`` (float32 vs float64), ``toys.loss_last_bound``
+                   (how tightly the article pins the weights)
     07_sampling    ``decoding.*`` (rules, pipeline, draw, generate, kv_cost, stats), ``ui.panel``
     every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``,
                    ``ui.pipeline_map`` (the map at the top), ``ui.checks`` (the checks' summary line)
@@ -27,7 +28,8 @@ The layers
     ``gpt2``       ``config`` (GPT-2 small as a GPTConfig), ``loader`` (its real weights);
                    ``fetch.download()`` from a notebook cell; ``python -m course_lib.gpt2 [--download]``
     ``toys``       ``spec.ToyModel``; ``five_token.FIVE_TOKEN`` and ``lab.LAB``; ``weights``;
-                   ``derive_five_token`` and ``derive_lab`` (how their weights were made)
+                   ``derive_five_token`` and ``derive_lab`` (how their weights were made);
+                   ``loss_last_bound`` (why no weights print the article's 0.370652)
     ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
                    ``TopK``, ``TopP``, ``MinP``: check, per-row ``ids``, batched ``mask``), run in the
                    order of ``rules.FILTERS``; ``select`` (not taught: how the batched top-k and

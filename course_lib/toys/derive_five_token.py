@@ -37,8 +37,9 @@ exact value sits within float64 error of a float32 boundary. So every solved ent
 accepted only if each printed figure stays ``HEADROOM`` times further from any boundary of
 its text than ``tests/test_margins.py`` requires (``course_lib.figures.margins``).
 
-Run ``python -m course_lib.toys.derive_five_token`` to re-derive and verify;
-add ``--write`` to rewrite the weight file.
+Run ``python -m course_lib.toys.derive_five_token`` to re-derive and verify (it also prints
+``toys.loss_last_bound``'s proof that no weights print the article's 0.370652, the one figure
+accepted within a tolerance); add ``--write`` to rewrite the weight file.
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ from ..figures.computers import compute
 from ..figures.registry import check_figure, expected, figure, load_registry, to_float32
 from ..model.loss import mean_loss, position_losses
 from . import weights as weight_files
+from .loss_last_bound import certificate_text
 from .five_token import FIVE_TOKEN, FIVE_TOKEN_CONFIG, INPUT_IDS, TARGET_IDS
 
 def figure_values(model) -> dict:
@@ -395,6 +397,7 @@ def main(argv=None):
           [[row[c] for row in tables["blocks.0.mlp.down.weight"]] for c in range(3)])
     for figure_id, values in figure_values(FIVE_TOKEN.from_tables(tables)).items():
         check_figure(figure_id, **values)
+    print(certificate_text())
 
 
 if __name__ == "__main__":
