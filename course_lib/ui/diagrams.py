@@ -174,7 +174,9 @@ def causal_mask_diagram(mask, labels=None, title=None):
     for i in range(T):
         for j in range(T):
             if masked[i, j]:
-                _box(ax, j, i, 1, 1, "−∞", MASKED_GREY, hatch="//", text_color="#555555")
+                _box(ax, j, i, 1, 1, "", MASKED_GREY, hatch="//")
+                ax.text(j + 0.5, i + 0.5, "−∞", ha="center", va="center", fontsize=9,
+                        bbox={"facecolor": MASKED_GREY, "edgecolor": "none", "pad": 1})
             else:
                 _box(ax, j, i, 1, 1, "✓", SEE_COLOR)
         ax.text(T + 0.2, i + 0.5, text("diagram.mask_reads", n=int((~masked[i]).sum())),
