@@ -210,6 +210,7 @@ def test_kv_cache_reuses_rows_with_the_cache_and_recomputes_them_without():
                                                                  "3 computed", "4 computed", "5 computed"]
     assert with_cache.get_title().endswith("K/V rows computed in all: 5")
     assert without.get_title().endswith("K/V rows computed in all: 12")
+    assert [t for t in texts(fig) if t.startswith("step")] == ["step 0 (prompt)", "step 1", "step 2"] * 2
     assert fig.texts[0].get_text() == "generating with a KV cache: 7 fewer K/V rows computed"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == ["K/V row computed at this step",
                                                                  "K/V row read back from the cache"]

@@ -288,10 +288,11 @@ def kv_cache_diagram(tokens, prompt_len, title=None):
                      text_color="white" if new else "black")
                 ax.plot([last + 0.45, t + 0.45], [y + 1.05, y + 0.6], color="#4c72b0", lw=0.8)
             ax.text(last + 0.45, y + 1.1, f"q{last}", ha="center", va="bottom", fontsize=8, color="#4c72b0")
-            ax.text(-0.3, y + 0.3, text("diagram.kv_step", n=s), ha="right", va="center", fontsize=9)
+            step_name = text("diagram.kv_step", n=s) + (text("diagram.kv_prompt") if s == 0 else "")
+            ax.text(-0.3, y + 0.3, step_name, ha="right", va="center", fontsize=9)
             ax.text(n + 0.2, y + 0.3, text("diagram.kv_computed", n=counts[s]), ha="left", va="center", fontsize=8)
         ax.set_title(f"{heading}\n{text('diagram.kv_total', n=sum(counts))}", fontsize=10)
-        ax.set_xlim(-1.9, n + 2.6)
+        ax.set_xlim(-2.6, n + 2.6)
         ax.set_ylim(-1.6 * (len(steps) - 1) - 0.3, 1.6)
         _bare(ax)
     fig.legend(handles=[Rectangle((0, 0), 1, 1, facecolor=NEW_COLOR), Rectangle((0, 0), 1, 1, facecolor=CACHED_GREY)],
