@@ -144,3 +144,16 @@ def test_the_command_prints_one_line_on_stderr_and_exits_1(tmp_path):
     assert done.stdout == ""
     assert len(done.stderr.splitlines()) == 1, done.stderr
     check_one_line(done.stderr, "cannot be reached")
+
+
+def test_a_host_that_never_answers_is_one_attempt_with_a_timeout(offline, monkeypatch):
+    """A dropped connection (a firewall that never answers): one attempt, bounded by the timeout."""
+    timeouts = []
+
+    def silent(address, timeout=None, *args, **kwargs):
+        timeouts.append(timeout)
+        raise TimeoutError("timed out")
+
+    monkeypatch.setattr(socket, "create_connection", silent)
+    assert fetch.connection_problem(timeout=2.5) == f"127.0.0.1:{os.environ['HF_ENDPOINT'].rsplit(':', 1)[1]} did not answer within 2.5 s"
+    assert timeouts == [2.5] and offline["hub"] == 0 and offline["sleep"] == 0

@@ -50,19 +50,20 @@ def hub_address(endpoint: str | None = None) -> tuple[str, int, str]:
 
 def connection_problem(endpoint: str | None = None, timeout: float = CONNECT_TIMEOUT_S) -> str | None:
     """None when the Hub (or the proxy in front of it) accepts a connection, else why not, in a
-    few words. One name lookup and one connection attempt: an answer within ``timeout`` seconds."""
+    few words. One name lookup and one connection attempt per address (no retry): an answer within
+    ``timeout`` seconds per address."""
     if os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in {"1", "true", "yes", "on"}:
         return "HF_HUB_OFFLINE is set"
     host, port, what = hub_address(endpoint)
     try:
-        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError):
         return f"the name {host} cannot be resolved"
     try:
-        family, kind, proto, _, address = addresses[0]
-        with socket.socket(family, kind, proto) as connection:
-            connection.settimeout(timeout)
-            connection.connect(address)
+        with socket.create_connection((host, port), timeout=timeout):   # each address once (IPv6, IPv4)
+            pass
+    except TimeoutError:
+        return f"{what} did not answer within {timeout:g} s"
     except OSError as err:
         return f"{what} cannot be reached: {err.strerror or type(err).__name__}"
     return None
