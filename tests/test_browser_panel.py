@@ -18,6 +18,10 @@ one Chromium page loads JupyterLab once and every test opens its notebook in it 
   ``artifacts/zh_chart.png``.
 * Notebook 07 runs all cells, the panel's u control moves and the panel's text follows.
   Screenshots: ``artifacts/browser_panel.png``, ``artifacts/browser_lab.png`` (gitignored).
+* The Chinese notebook 07 (notebooks/zh/) runs all cells too: every label, button and readout
+  of its panel shows its whole text (no element's text is wider than its box: nothing cut off
+  with "…"), and no English word of the panel's controls remains. Screenshot:
+  ``artifacts/zh_panel.png``.
 
 Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and ``playwright`` from PyPI; no
 browser is ever downloaded. Without them the test is skipped on a learner's machine and FAILS
@@ -48,13 +52,14 @@ from _browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, GLYPH_JS, ROOT, CellEr
 
 NOTEBOOK = Path(os.environ.get("BROWSER_TEST_NOTEBOOK", ROOT / "notebooks" / "07_sampling.ipynb"))
 BROKEN = "07_sampling_broken_copy.ipynb"          # served beside it: one cell made to fail
+ZH07 = "zh/07_sampling.ipynb"                     # the Chinese twin: its panel's labels
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
     """One Chromium page showing JupyterLab, shared by the module's tests; each first makes its
     notebook the only tab (:func:`_browser.show`). The server serves both editions, notebook 07
-    (or ``NOTEBOOK``) and a broken copy of it, whose kernels it starts at once."""
+    (or ``NOTEBOOK``), a broken copy of it and the Chinese 07, whose kernels it starts at once."""
     need_browser()
     from playwright.sync_api import sync_playwright
 
@@ -64,7 +69,7 @@ def page(tmp_path_factory):
     copy_notebooks(root)
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
     broken_copy(NOTEBOOK, root / BROKEN)
-    with serve_lab(root, tmp_path / "home", kernels_for=[NOTEBOOK.name, BROKEN]) as ready, sync_playwright() as p:
+    with serve_lab(root, tmp_path / "home", kernels_for=[NOTEBOOK.name, BROKEN, ZH07]) as ready, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             yield open_lab(browser, ready())
@@ -149,6 +154,49 @@ def test_every_notebook_opens_with_the_map_and_every_character_readable(page):
 def test_panel_in_jupyterlab(page):
     with failure_screenshot(page):
         panel_flow(page, NOTEBOOK.name)
+
+
+# Every element of the first sampling panel that shows a text in a box of its own (the controls'
+# labels, the checkbox's, the buttons, the sliders' readouts): its text, and its text's width
+# (scrollWidth) against its box's (clientWidth). A cut-off label ("top-k（0=…") is wider.
+PANEL_LABELS_JS = r"""() => {
+  const panel = document.querySelector('.sampling-panel');
+  const boxes = panel.querySelectorAll('.widget-label, .widget-label-basic, .widget-readout, button');
+  return [...boxes].filter(e => e.offsetParent !== null && e.innerText.trim())
+    .map(e => ({text: e.innerText.trim(), scroll: e.scrollWidth, client: e.clientWidth,
+                display: getComputedStyle(e).display}));
+}"""
+
+# the English words of the panel's own strings (course_lib.ui.strings, "panel.*"); "top-k",
+# "top-p", "min-p", "argmax", "id", "u", "T", "p" are notation, the same in both editions
+ENGLISH_CONTROL_WORDS = re.compile(r"\b(temperature|greedy|off|strip|order|ranked|append|chosen|token|reset|"
+                                   r"kept|lands|more|stopped|grey|colour|renormalised|interval|red|line)\b",
+                                   re.IGNORECASE)
+
+
+def test_the_chinese_panel_fits_its_labels_and_speaks_chinese(page):
+    with failure_screenshot(page):
+        open_and_run_all(page, ZH07)
+        timeout = float(os.environ.get("BROWSER_TEST_TIMEOUT_MS", 120_000)) / 1000
+        wait_until(page, has_text_js(".sampling-panel .sampling-panel-summary", "u="),
+                   "the Chinese sampling panel to render", timeout)
+        panel = page.locator(".sampling-panel").first
+        panel.scroll_into_view_if_needed()
+        settled(page)
+        panel.screenshot(path=str(ARTIFACTS / "zh_panel.png"))
+        labels = page.evaluate(PANEL_LABELS_JS)
+        print("the Chinese panel's labels:", labels)
+        shown = [label["text"] for label in labels]
+        for expected in ("温度", "贪心（argmax）", "top-k（0=关）", "top-p（1=关）", "min-p（0=关）", "区间条顺序",
+                         "按 id", "按概率", "追加选中的词元", "重置"):
+            assert expected in shown, f"{expected!r} is not among the panel's labels: {shown}"
+        # an inline element has no box of its own (clientWidth 0) and cannot cut its text off
+        assert all(label["client"] > 0 or label["display"] == "inline" for label in labels), labels
+        cut = [label for label in labels if label["client"] > 0 and label["scroll"] > label["client"]]
+        assert not cut, f"labels cut off in the Chinese panel (text wider than its box): {cut}"
+        words = ENGLISH_CONTROL_WORDS.findall(panel.inner_text())
+        assert not words, f"English left in the Chinese panel: {sorted(set(words))}"
+    assert (ARTIFACTS / "zh_panel.png").stat().st_size > 10_000
 
 
 def test_a_failing_cell_stops_the_browser_test_within_seconds(page):

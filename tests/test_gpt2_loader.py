@@ -15,6 +15,7 @@ from course_lib.gpt2 import __main__ as gpt2
 from course_lib.data import ChecksumError, DamagedFileError, MissingFileError, sha256_of
 from course_lib.gpt2 import HF_REVISION, WEIGHTS_ENV, find_weights, gpt2_config, load_gpt2
 from course_lib.gpt2 import no_weights_line
+from course_lib.gpt2 import fetch as gpt2_fetch, loader as gpt2_loader
 
 TINY = dict(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=6)
 
@@ -60,7 +61,8 @@ def test_no_weights_says_where_it_looked_and_how_to_get_them(no_weights_anywhere
 def test_load_without_weights_raises_and_never_downloads(no_weights_anywhere, monkeypatch):
     def no_network(*args, **kwargs):
         raise AssertionError("tried to download without being asked")
-    monkeypatch.setattr(gpt2, "download_weights", no_network)
+    monkeypatch.setattr(gpt2_loader, "download_weights", no_network)
+    monkeypatch.setattr(gpt2_fetch, "download_weights", no_network)
     with pytest.raises(MissingFileError):
         load_gpt2()
 

@@ -125,3 +125,25 @@ def test_a_gpt2_sized_vocabulary_plugs_in():
     assert "… and" in panel.summary()                      # long kept sets are cut for display
     panel.top_k.value = 5
     assert len(panel.view.step.kept) <= 5
+
+
+def test_the_chinese_panel_labels_every_control_in_chinese_and_keeps_the_values(five):
+    """Every control's visible text is Chinese in zh (the strip-order buttons too), its label
+    column is wider (the browser test checks nothing is cut off), and the values are the same."""
+    from course_lib.ui.language import set_language
+    from course_lib.ui.panel import DESCRIPTION_WIDTH
+
+    set_language("zh")
+    try:
+        panel = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS, settings=PanelSettings(order="ranked"))
+    finally:
+        set_language("en")
+    assert panel.order.options == (("按 id", "id"), ("按概率", "ranked")) and panel.order.value == "ranked"
+    assert panel.order.label == "按概率"
+    assert [c.description for c in (panel.temperature, panel.greedy, panel.top_k, panel.top_p, panel.min_p,
+                                     panel.order, panel.append_button, panel.reset_button)] == [
+        "温度", "贪心（argmax）", "top-k（0=关）", "top-p（1=关）", "min-p（0=关）", "区间条顺序", "追加选中的词元", "重置"]
+    assert panel.top_k.style.description_width == DESCRIPTION_WIDTH["zh"] == "120px"
+    english = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS)
+    assert english.order.options == (("id", "id"), ("ranked", "ranked"))
+    assert english.top_k.style.description_width == "90px" and english.top_k.layout.width == "420px"

@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 
 from ..data import DamagedFileError, MissingFileError, UnreadableFileError
-from .loader import WEIGHTS_ENV, download_weights, find_weights, load_gpt2
+from .fetch import NoConnectionError, download_or_explain
+from .loader import WEIGHTS_ENV, find_weights, load_gpt2
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -23,7 +24,10 @@ def main(argv: list[str] | None = None) -> None:
     except MissingFileError as err:
         if not args.download or args.path or os.environ.get(WEIGHTS_ENV):
             raise SystemExit(str(err))
-        file = download_weights()
+        try:
+            file = download_or_explain()
+        except NoConnectionError as err:              # offline: one line, no retries, no traceback
+            raise SystemExit(str(err)) from None
     except UnreadableFileError as err:
         raise SystemExit(str(err)) from None
     try:

@@ -1,6 +1,7 @@
 """What the notebooks show: plots, token spans, the sampling panel, one palette.
 
 * ``plots``         — matplotlib helpers (02–07)
+* ``diagrams``      — pictures: the merge loop (01), causal mask and heads (03), KV cache (07)
 * ``token_display`` — coloured token spans, byte tables, a live tokenizer box (01)
 * ``panel``         — the interactive sampling panel (07)
 * ``palette``       — the colours

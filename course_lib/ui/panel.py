@@ -21,7 +21,7 @@ import torch
 
 from ..decoding import SamplingRule, SamplingStep, interval_boundaries, pick_interval, ranked_ids
 from ..tokens.vocab import show_piece
-from .language import text
+from .language import current_language, text
 from .palette import PANEL_COLORS
 
 
@@ -115,6 +115,10 @@ def describe(view: PanelView, piece, max_rows: int = 12) -> str:
 
 COLORS = PANEL_COLORS
 
+# the width of the controls' labels (ipywidgets' description_width), per language: the Chinese
+# labels mix full-width characters and brackets and need more room than the English ones
+DESCRIPTION_WIDTH = {"en": "90px", "zh": "120px"}
+
 
 def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
     """Bars (p after temperature in grey, renormalised p' in colour) and the interval strip."""
@@ -177,8 +181,11 @@ class SamplingPanel:
         self.ids = list(self.prompt_ids)
         self.stopped = ""
         vocab_size = model.config.vocab_size
-        style = {"description_width": "90px"}
-        layout = w.Layout(width="420px")
+        # the labels' column: wide enough for the longest label in each language (the browser
+        # test checks that no label is cut off)
+        label_width = DESCRIPTION_WIDTH[current_language()]
+        style = {"description_width": label_width}
+        layout = w.Layout(width=f"{330 + int(label_width[:-2])}px")
         self.temperature = w.FloatSlider(value=settings.temperature, min=0.05, max=3.0, step=0.05,
                                          description=text("panel.temperature"), style=style, layout=layout)
         self.greedy = w.Checkbox(value=settings.greedy, description=text("panel.greedy_box"))
@@ -190,9 +197,10 @@ class SamplingPanel:
                                    description=text("panel.min_p"), style=style, layout=layout)
         self.u = w.FloatSlider(value=settings.u, min=0.0, max=0.999, step=0.001, readout_format=".3f",
                                description="u", style=style, layout=layout)
-        self.order = w.ToggleButtons(options=["id", "ranked"], value=settings.order,
-                                     description=text("panel.order"), style={"description_width": "90px",
-                                                                       "button_width": "70px"})
+        # (label shown, value): the value stays "id" / "ranked" in every language
+        self.order = w.ToggleButtons(options=[(text("panel.order_id"), "id"), (text("panel.order_ranked"), "ranked")],
+                                     value=settings.order, description=text("panel.order"),
+                                     style={"description_width": label_width, "button_width": "90px"})
         self.append_button = w.Button(description=text("panel.append"), button_style="primary",
                                       layout=w.Layout(width="200px"))
         self.reset_button = w.Button(description=text("panel.reset"), layout=w.Layout(width="100px"))
