@@ -78,7 +78,7 @@ class Check:
 
     def __init__(self, name: str, fn, seconds: float | None = None):
         self.name, self.fn, self.proven = name, fn, []
-        self.seconds = guard.SECONDS if seconds is None else seconds
+        self.seconds = getattr(fn, "seconds", guard.SECONDS) if seconds is None else seconds
         self.case, self.last = "the article example", None
 
     def call(self, *args, case: str = "", errors=(), **kwargs):
@@ -100,6 +100,8 @@ class Check:
                 out, forbidden = guard.plain(out), seen.first
         except guard.TimeLimit:
             raise Fail(f"on {case} your function did not return within {self.seconds:g} s — a loop that never ends?") from None
+        except guard.Ended as ended:
+            raise Fail(f"on {case} {ended}") from None
         except KeyboardInterrupt:
             raise Fail(f"interrupted while your function ran on {case} — a loop that never ends?") from None
         except SystemExit:

@@ -36,6 +36,11 @@ class TimeLimit(BaseException):
     in the learner's code does not swallow it)."""
 
 
+class Ended(Exception):
+    """The grader lost the submission's process while the function ran (it exited, crashed,
+    hit a limit or sent something unreadable); the message says which."""
+
+
 @contextlib.contextmanager
 def time_limit(seconds: float | None = SECONDS):
     """Raise :class:`TimeLimit` in the running code after ``seconds`` (then every 0.5 s, so a
@@ -149,7 +154,7 @@ _COURSE = {
     "embed": [("model/embeddings.py", "*"), ("model/gpt.py", "GPT.embed")],
     "last_scores": [("model/embeddings.py", "*")],
     "make_causal_mask": [("model/attention.py", "*")],
-    "attention_head": [("model/attention.py", "*"), ("model/gpt.py", "CausalSelfAttention.forward"),
+    "attention_head": [("model/attention.py", "attention_by_hand"), ("model/gpt.py", "CausalSelfAttention.forward"),
                        ("exercises/ch03_attention.py", "*")],
     "split_heads": [("model/gpt.py", "CausalSelfAttention.split_heads")],
     "layer_norm": [("model/attention.py", "*")],
@@ -170,7 +175,8 @@ _COURSE = {
     "min_p_filter": [("decoding/", "*")],
     "generate_cached": [("decoding/", "*")],
 }
-_TORCH = {"layer_norm": {"layer_norm", "native_layer_norm"},
+_TORCH = {"attention_head": {"scaled_dot_product_attention"},
+          "layer_norm": {"layer_norm", "native_layer_norm"},
           "stable_softmax": {"softmax", "_softmax", "log_softmax", "_log_softmax", "softmin"},
           "cross_entropy": {"cross_entropy_loss", "cross_entropy", "nll_loss", "nll_loss_nd"}}
 _ROOT = __file__.replace("\\", "/").rsplit("/exercises/", 1)[0] + "/"       # .../course_lib/
