@@ -190,20 +190,26 @@ class Watch:
         self.course = [(_ROOT + path, what) for path, what in _COURSE.get(name, [])]
         self.torch = _TORCH.get(name, set())
         self.first: str | None = None
+        self.codes: dict = {}              # code object -> what it is if ruled out, else None
+
+    def _ruled_out(self, code) -> str | None:
+        path = code.co_filename.replace("\\", "/")
+        for prefix, what in self.course:
+            if path.startswith(prefix) and what in ("*", code.co_qualname):
+                return f"course_lib's {code.co_qualname}"
+        if self.torch and path.endswith("torch/nn/functional.py") and code.co_name in self.torch:
+            return f"torch's {code.co_name}"
+        return None
 
     def _hook(self, frame, event, arg):
-        if self.first is not None:
-            return
         if event == "call":
             code = frame.f_code
-            path = code.co_filename.replace("\\", "/")
-            for prefix, what in self.course:
-                if path.startswith(prefix) and what in ("*", code.co_qualname):
-                    self.first = f"course_lib's {code.co_qualname}"
-                    return
-            if self.torch and path.endswith("torch/nn/functional.py") and code.co_name in self.torch:
-                self.first = f"torch's {code.co_name}"
-        elif event == "c_call" and self.torch and getattr(arg, "__name__", None) in self.torch:
+            verdict = self.codes.get(code, False)
+            if verdict is False:
+                verdict = self.codes[code] = self._ruled_out(code)
+            if verdict and self.first is None:
+                self.first = verdict
+        elif event == "c_call" and self.torch and getattr(arg, "__name__", None) in self.torch and self.first is None:
             owner = getattr(arg, "__self__", None)
             module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "") or ""
             if isinstance(owner, torch.Tensor) or str(module).startswith("torch"):

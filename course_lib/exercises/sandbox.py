@@ -105,7 +105,8 @@ class Session:
             os.chown(self.tmp, self.uid, self.uid)
         os.chmod(self.tmp, 0o700)
         spec = {"tmp": self.tmp, "uid": self.uid, "memory_bytes": self.limits.memory_bytes,
-                "cpu_seconds": int(self.limits.submission_seconds) + 1, "file_bytes": self.limits.file_bytes}
+                "cpu_seconds": int(self.limits.submission_seconds) + 1, "file_bytes": self.limits.file_bytes,
+                "debug_log": os.environ.get("COURSE_GRADER_DEBUG_LOG")}      # where a child's own failure is written
         self.conn = self.zygote.spawn(spec)
         self.alive = True
         try:
@@ -119,7 +120,7 @@ class Session:
             self.kill()
             raise guard.Ended(f"the notebook's cells did not finish within the submission's "
                               f"{self.limits.submission_seconds:g} s") from None
-        except (wire.ProtocolError, KeyError, TypeError, ValueError) as error:
+        except (wire.ProtocolError, OSError, KeyError, TypeError, ValueError) as error:
             self.kill()
             raise guard.Ended(f"the submission's process ended while running the notebook's cells "
                               f"(os._exit, a crash or a limit: {error})") from None
@@ -163,6 +164,8 @@ class Session:
         raise TypeError(f"the grader cannot send a {type(module).__name__} that belongs to no known model")
 
     def special(self, value, encoder: wire.Encoder):
+        if type(value) in (tuple, list):
+            return None
         from ..model.gpt import GPT
         from .ch07_sampling import ModelSpy
         if isinstance(value, (GPT, ModelSpy)) or (type(value) is torch.Tensor and value.numel() >= 1 << 16) or (
@@ -176,8 +179,7 @@ class Session:
                         "state": encoder(state)}
             if isinstance(value, ModelSpy):
                 return {"$spy": handle, "model": encoder(value.model)}
-            plain = encoder.tensor(value) if isinstance(value, torch.Tensor) else {
-                "$dict": [[encoder(k), encoder(v)] for k, v in value.items()]}
+            plain = _encoded_once(value, encoder)
             return {"$keep": handle, "value": plain}
         if isinstance(value, torch.nn.Module):
             owner, path = self._owner(value)
@@ -192,14 +194,18 @@ class Session:
         encoder = wire.Encoder(self.special)
         header = {"op": "call", "name": name, "args": encoder(list(args)), "kwargs": encoder(dict(kwargs))}
         header["args"] = {"$tuple": header["args"]}
-        wire.send(self.conn, header, encoder.blobs)
         deadline = min(time.monotonic() + seconds, self.exercise_deadline, self.deadline)
         try:
+            self.conn.settimeout(max(0.001, deadline - time.monotonic()))
+            wire.send(self.conn, header, encoder.blobs)
             reply, blobs = wire.receive(self.conn, deadline)
         except wire.Timeout:
             self.kill()
             raise guard.TimeLimit from None
-        except wire.ProtocolError as error:
+        except socket.timeout:
+            self.kill()
+            raise guard.TimeLimit from None
+        except (wire.ProtocolError, OSError) as error:
             self.kill()
             raise guard.Ended(f"the submission's process ended ({error}: os._exit, a crash or a limit)") from None
         if "raised" in reply:                      # the learner's exception, rebuilt from its name and text
@@ -243,6 +249,23 @@ class Session:
 
     def function(self, name: str, seconds: float | None = None) -> "RemoteFunction":
         return RemoteFunction(self, name, self.limits.call_seconds if seconds is None else seconds)
+
+
+_ONCE: dict[int, tuple] = {}      # id -> (object, its encoding, its blob): the grader's long-lived inputs
+
+
+def _encoded_once(value, encoder: wire.Encoder) -> dict:
+    """A large input encoded once per grader process when it is one of the checkers' cached
+    objects (GPT-2's merge ranks, the GPT-2-sized table); others are encoded each time."""
+    big = isinstance(value, dict) or value.numel() >= 1 << 20
+    cached = _ONCE.get(id(value))
+    if cached is None or cached[0] is not value:
+        data = encoder.dict(value) if isinstance(value, dict) else encoder.tensor(value)
+        if big:
+            _ONCE[id(value)] = (value, data, encoder.blobs[data["$t"]] if "$t" in data else None)
+        return data
+    _, data, blob = cached
+    return {**data, "$t": encoder.blob(blob)} if blob is not None else data
 
 
 class RemoteFunction:

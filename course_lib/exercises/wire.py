@@ -7,7 +7,8 @@ Used by the grader (``exercises.sandbox``, the trusted side) and by a submission
 
 Values travel as JSON (None, bool, int, float — NaN and ±inf included —, str, list), with
 tagged dicts for the rest: ``{"$t": i, "dtype", "shape"}`` a tensor whose bytes are blob i,
-``{"$bytes": i}``, ``{"$tuple": [...]}``, ``{"$dict": [[key, value], ...]}``, ``{"$opaque":
+``{"$bytes": i}``, ``{"$tuple": [...]}``, ``{"$dict": [[key, value], ...]}`` (``"$tdict"`` when
+every key is a tuple of str and every value an int or str: GPT-2's merge ranks), ``{"$opaque":
 kind}`` (something that is not plain data, named by its type). :func:`decode` rebuilds only
 these: no pickle, no object of the sender's choosing, so a rigged ``__eq__`` cannot cross. It
 checks every tag, dtype, shape and size, and raises :class:`ProtocolError` on anything else.
@@ -47,8 +48,9 @@ def send(sock: socket.socket, header: dict, blobs=()) -> None:
         sock.sendall(blob)
 
 
-def _exactly(sock: socket.socket, n: int, deadline: float | None) -> bytes:
-    chunks, got = [], 0
+def _exactly(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
+    buffer, got = bytearray(n), 0
+    view = memoryview(buffer)
     while got < n:
         if deadline is not None:
             left = deadline - time.monotonic()
@@ -56,16 +58,15 @@ def _exactly(sock: socket.socket, n: int, deadline: float | None) -> bytes:
                 raise Timeout
             sock.settimeout(left)
         try:
-            chunk = sock.recv(min(n - got, 1 << 22))
+            count = sock.recv_into(view[got:], min(n - got, 1 << 24))
         except socket.timeout:
             raise Timeout from None
         except OSError as error:
             raise ProtocolError(f"the connection failed ({error})") from None
-        if not chunk:
+        if not count:
             raise ProtocolError("the process ended")
-        chunks.append(chunk)
-        got += len(chunk)
-    return b"".join(chunks)
+        got += count
+    return buffer
 
 
 def receive(sock: socket.socket, deadline: float | None = None, limit: int = MAX_MESSAGE):
@@ -74,7 +75,7 @@ def receive(sock: socket.socket, deadline: float | None = None, limit: int = MAX
     if n_head > limit or n_blobs > 100_000:
         raise ProtocolError("a message larger than allowed")
     try:
-        header = json.loads(_exactly(sock, n_head, deadline).decode("utf-8"))
+        header = json.loads(bytes(_exactly(sock, n_head, deadline)).decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise ProtocolError("a message that is not JSON") from None
     blobs, total = [], n_head
@@ -108,6 +109,11 @@ class Encoder:
         raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
         return {"$t": self.blob(raw), "dtype": str(t.dtype), "shape": list(t.shape)}
 
+    def dict(self, value: dict) -> dict:
+        if all(type(k) is tuple and all(type(p) is str for p in k) and type(v) in (int, str) for k, v in value.items()):
+            return {"$tdict": [[list(k), v] for k, v in value.items()]}      # e.g. GPT-2's 50,000 merge ranks
+        return {"$dict": [[self(k), self(v)] for k, v in value.items()]}
+
     def __call__(self, value):
         if value is None or type(value) in (bool, int, str):
             return value
@@ -126,7 +132,7 @@ class Encoder:
         if type(value) is tuple:
             return {"$tuple": [self(v) for v in value]}
         if type(value) is dict:
-            return {"$dict": [[self(k), self(v)] for k, v in value.items()]}
+            return self.dict(value)
         if isinstance(value, Opaque):
             return {"$opaque": str(value.kind)}
         return {"$opaque": type(value).__name__}
@@ -152,18 +158,26 @@ def decode(data, blobs, special=None, _depth: int = 0):
                 raise ProtocolError("a tensor whose size does not match its shape")
             if not raw:
                 return torch.empty(shape, dtype=dtype)
-            return torch.frombuffer(bytearray(raw), dtype=torch.uint8).view(dtype).reshape(shape)
+            raw = raw if isinstance(raw, bytearray) else bytearray(raw)      # a fresh buffer per message, owned here
+            return torch.frombuffer(raw, dtype=torch.uint8).view(dtype).reshape(shape)
         if tag == "$float":
             value = float(data["$float"])
             if math.isfinite(value):
                 raise ProtocolError("a tagged float that is finite")
             return value
         if tag == "$bytes":
-            return bytes(blobs[data["$bytes"]])
+            return bytes(blobs[data["$bytes"]])       # immutable, like what was sent
         if tag == "$tuple":
             return tuple(decode(v, blobs, special, _depth + 1) for v in data["$tuple"])
         if tag == "$dict":
             return {decode(k, blobs, special, _depth + 1): decode(v, blobs, special, _depth + 1) for k, v in data["$dict"]}
+        if tag == "$tdict":
+            out = {}
+            for key, value in data["$tdict"]:
+                if not (type(key) is list and all(type(p) is str for p in key) and type(value) in (int, str)):
+                    raise ProtocolError("a malformed dict")
+                out[tuple(key)] = value
+            return out
         if tag == "$opaque":
             return opaque(str(data["$opaque"])[:80])
     except (KeyError, IndexError, TypeError, ValueError) as error:
