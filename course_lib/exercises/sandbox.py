@@ -42,17 +42,26 @@ class Zygote:
     """A process with torch and course_lib imported that forks one child per submission."""
 
     def __init__(self):
+        self.lock = threading.Lock()
+        self.start()
+
+    def start(self) -> None:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.process = subprocess.Popen([sys.executable, "-I", "-m", "course_lib.exercises.learner", str(theirs.fileno())],
                                         pass_fds=[theirs.fileno()], env=clean_env(), cwd="/",
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         theirs.close()
-        self.lock = threading.Lock()
 
     def spawn(self, spec: dict) -> socket.socket:
+        """A connection to a new child; a zygote that died is started again, once."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         with self.lock:
-            socket.send_fds(self.control, [wire.json.dumps(spec).encode()], [theirs.fileno()])
+            try:
+                socket.send_fds(self.control, [wire.json.dumps(spec).encode()], [theirs.fileno()])
+            except OSError:
+                self.close()
+                self.start()
+                socket.send_fds(self.control, [wire.json.dumps(spec).encode()], [theirs.fileno()])
         theirs.close()
         return ours
 
