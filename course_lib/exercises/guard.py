@@ -179,6 +179,7 @@ _TORCH = {"attention_head": {"scaled_dot_product_attention"},
           "layer_norm": {"layer_norm", "native_layer_norm"},
           "stable_softmax": {"softmax", "_softmax", "log_softmax", "_log_softmax", "softmin"},
           "cross_entropy": {"cross_entropy_loss", "cross_entropy", "nll_loss", "nll_loss_nd"}}
+_CACHED: dict[str, list] = {}     # exercise -> its ruled-out course functions that lru_cache keeps
 _ROOT = __file__.replace("\\", "/").rsplit("/exercises/", 1)[0] + "/"       # .../course_lib/
 
 
@@ -187,10 +188,26 @@ class Watch:
     call the learner's function made, or stays None."""
 
     def __init__(self, name: str):
+        self.name = name
         self.course = [(_ROOT + path, what) for path, what in _COURSE.get(name, [])]
         self.torch = _TORCH.get(name, set())
         self.first: str | None = None
         self.codes: dict = {}              # code object -> what it is if ruled out, else None
+
+    def forget_cached(self) -> None:
+        """Empty the cache of a ruled-out course function kept by ``functools.lru_cache``
+        (``byte_to_char``): a cached call runs no Python code, so it would go unnoticed."""
+        if self.name not in _CACHED:
+            found = []
+            for module in list(sys.modules.values()):
+                path = (getattr(module, "__file__", None) or "").replace("\\", "/")
+                if any(path.startswith(prefix) for prefix, _ in self.course):
+                    found += [value for value in list(vars(module).values()) if hasattr(value, "cache_clear")
+                              and getattr(getattr(value, "__wrapped__", None), "__code__", None) is not None
+                              and self._ruled_out(value.__wrapped__.__code__)]
+            _CACHED[self.name] = found
+        for cached in _CACHED[self.name]:
+            cached.cache_clear()
 
     def _ruled_out(self, code) -> str | None:
         path = code.co_filename.replace("\\", "/")
@@ -223,6 +240,7 @@ def watch_calls(name: str):
     if not watch.course and not watch.torch:
         yield watch
         return
+    watch.forget_cached()
     previous = sys.getprofile()
     sys.setprofile(watch._hook)
     try:
