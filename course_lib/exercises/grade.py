@@ -96,7 +96,7 @@ def _missing_reason(name: str, cells: list[str], cell_errors: list[dict]) -> str
     return f"no function named {name} in the notebook"
 
 
-def grade_submission(path: Path, limits, slot: int, zygote) -> tuple[list[Row], list[dict], dict]:
+def grade_submission(path: Path, limits, uid: int, zygote) -> tuple[list[Row], list[dict], dict]:
     """(rows, the cells' errors, the confinement achieved) for one notebook."""
     from . import EXERCISES
     from .guard import Ended
@@ -106,7 +106,7 @@ def grade_submission(path: Path, limits, slot: int, zygote) -> tuple[list[Row], 
         cells = read_cells(path)
     except ValueError as error:
         return [Row(str(path), name, False, f"invalid notebook: {error}", 0.0, f"✗ {name}: {error}") for name in names], [], {}
-    session = Session(zygote, cells, limits, slot, start + limits.submission_seconds)
+    session = Session(zygote, cells, limits, uid, start + limits.submission_seconds)
     rows, cell_errors, state = [], [], None
     try:
         for name in names:
@@ -138,16 +138,13 @@ def grade_submission(path: Path, limits, slot: int, zygote) -> tuple[list[Row], 
 _worker: dict = {}
 
 
-def _start_worker(counter, limits) -> None:
-    from .sandbox import Zygote
-    with counter.get_lock():
-        _worker["slot"] = counter.value
-        counter.value += 1
-    _worker["limits"], _worker["zygote"] = limits, Zygote()
+def _start_worker(limits) -> None:
+    from .sandbox import Zygote, claim_uid
+    _worker["uid"], _worker["limits"], _worker["zygote"] = claim_uid(), limits, Zygote()
 
 
 def _grade_one(path: str):
-    rows, cell_errors, confinement = grade_submission(Path(path), _worker["limits"], _worker["slot"], _worker["zygote"])
+    rows, cell_errors, confinement = grade_submission(Path(path), _worker["limits"], _worker["uid"], _worker["zygote"])
     return [asdict(r) for r in rows], cell_errors, confinement
 
 
@@ -179,10 +176,9 @@ def main(argv=None) -> int:
     paths = [str(p) for p in submissions(args.paths)]
     started = time.monotonic()
     context = multiprocessing.get_context("spawn")
-    counter = context.Value("i", 0)
     results = {}
     with ProcessPoolExecutor(max(1, args.jobs), mp_context=context, initializer=_start_worker,
-                             initargs=(counter, limits)) as pool:
+                             initargs=(limits,)) as pool:
         futures = {path: pool.submit(_grade_one, path) for path in paths}
         for path, future in futures.items():
             try:

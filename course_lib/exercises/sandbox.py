@@ -29,7 +29,28 @@ import torch
 
 from . import core, guard, wire
 
-BASE_UID = 61000                # a submission runs as uid/gid 61000 + its job slot when the grader is root
+BASE_UID = 61000                # a submission runs as uid/gid 61000… (one per job slot) when the grader is root
+UIDS = 1000                     # how many such uids graders on one machine may use at once
+_claimed: list = []             # the lock file that keeps this process's uid its own
+
+
+def claim_uid() -> int:
+    """A uid in 61000…61999 no other grader process on this machine is using (an exclusive lock
+    on a file per uid, held until this process ends): its submissions' leftovers are killed by
+    uid, so two graders running side by side must never share one."""
+    import fcntl
+    if os.getuid() != 0:
+        return os.getuid()
+    for uid in range(BASE_UID, BASE_UID + UIDS):
+        handle = open(os.path.join(tempfile.gettempdir(), f"course-grader-uid-{uid}.lock"), "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _claimed.append(handle)
+        return uid
+    raise RuntimeError(f"all uids {BASE_UID}…{BASE_UID + UIDS - 1} are in use by other graders")
 
 
 def clean_env() -> dict:
@@ -96,9 +117,9 @@ def _kill_uid(uid: int) -> None:
 class Session:
     """One child of the zygote for one submission: its folder, its limits, its calls."""
 
-    def __init__(self, zygote: Zygote, cells: list[str], limits: Limits, slot: int, deadline: float):
+    def __init__(self, zygote: Zygote, cells: list[str], limits: Limits, uid: int, deadline: float):
         self.zygote, self.cells, self.limits, self.deadline = zygote, cells, limits, deadline
-        self.uid = BASE_UID + slot if os.getuid() == 0 else os.getuid()
+        self.uid = uid                                 # claim_uid(): this grader process's own
         self.conn, self.pid, self.tmp, self.alive = None, None, None, False
         self.exercise_deadline = deadline
         self.handles: dict[int, int] = {}          # id(object) -> handle, for objects sent once
