@@ -224,10 +224,11 @@ class Session:
         encoder = wire.Encoder(self.special)
         header = {"op": "call", "name": name, "args": encoder(list(args)), "kwargs": encoder(dict(kwargs))}
         header["args"] = {"$tuple": header["args"]}
-        deadline = min(time.monotonic() + seconds, self.exercise_deadline, self.deadline)
         try:
-            self.conn.settimeout(max(0.001, deadline - time.monotonic()))
+            self.conn.settimeout(max(0.001, min(self.exercise_deadline, self.deadline) - time.monotonic()))
             wire.send(self.conn, header, encoder.blobs)
+            # the call's own seconds start once the arguments are sent (a 154 MB table takes a while)
+            deadline = min(time.monotonic() + seconds, self.exercise_deadline, self.deadline)
             reply, blobs = wire.receive(self.conn, deadline)
         except wire.Timeout:
             self.kill()
