@@ -433,3 +433,27 @@ def test_each_notebook_ships_its_exercises_as_stubs_with_their_not_attempted_lin
         printed = "".join("".join(o.get("text", "")) for o in check_cell["outputs"])
         assert printed == f"· {name}: {not_attempted}\n", f"{path.name}: {name}'s check cell shows {printed!r}"
     assert [r.attempted for r in check_notebook(path)] == [False] * len(names)
+
+
+# module alias -> the import line that binds it in a notebook
+MODULES = {"math": "import math", "torch": "import torch", "F": "import torch.nn.functional as F"}
+
+
+@pytest.mark.parametrize("edition_chapter", sorted(LEARNER))
+def test_each_notebook_imports_what_its_statements_and_worked_solutions_use_before_the_exercise(edition_chapter):
+    """The learner's own check and the grader run the notebook's cells with nothing injected:
+    a worked solution that uses math or F, or a statement that says "use `F.one_hot`", must find
+    it imported above the exercise's cell (issue 24)."""
+    import re
+    path, chapter = LEARNER[edition_chapter], edition_chapter[-2:]
+    solution_cells = ["".join(c["source"]) for c in json.loads(SOLUTIONS.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    sources = ["".join(c["source"]) for c in cells]
+    for name in [n for n, (c, _) in EXERCISES.items() if c == chapter]:
+        solved = next(c for c in solution_cells if c.startswith(f"def {name}("))
+        at = next(i for i, c in enumerate(cells) if c["cell_type"] == "code" and sources[i].startswith(f"def {name}("))
+        above = "\n".join(src for c, src in zip(cells[:at + 1], sources) if c["cell_type"] == "code")
+        used = {m for m in MODULES if re.search(rf"(?<![\w.]){m}\.", solved) or re.search(rf"`{m}\.", sources[at - 1])
+                and f"`{m}." in sources[at - 1].split("use ", 1)[-1][:40]}
+        for module in used:
+            assert re.search(rf"^{re.escape(MODULES[module])}$", above, re.M), f"{path.name}: {name} uses {module}, not imported above it"

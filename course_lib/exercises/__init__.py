@@ -13,12 +13,15 @@ worked solutions, each followed by the same call). One module per chapter holds 
     ch07_sampling   interval_draw, apply_temperature, top_k_filter, top_p_filter, min_p_filter, generate_cached
 
 A checker returns a :class:`Result` (``passed``, ``name``, ``message``, ``details``); a notebook
-shows its one line. For grading, :func:`check_notebook` runs a notebook's exercise cells (those
-tagged ``exercise``) and checks every function they define::
+shows its one line. A check never raises, has a time limit per call and leaves no global state
+behind (``guard``). To grade learners' notebooks, use the class grader, which runs each one in its
+own confined process and keeps the checkers out of its reach (``grade``, ``sandbox``,
+``learner``, ``wire``)::
 
-    from course_lib.exercises import check_notebook
-    for result in check_notebook("alice/03_attention.ipynb"):
-        print(result.name, result.passed)
+    python -m course_lib.exercises.grade alice/ bob/ --out grades.csv --feedback feedback/
+
+:func:`check_notebook` runs a notebook's exercise cells (those tagged ``exercise``) in THIS
+process: for the course's own notebooks (the tests), never for a learner's.
 """
 from __future__ import annotations
 
@@ -62,7 +65,9 @@ def load_functions(notebook) -> dict:
 
 
 def check_notebook(notebook) -> list[Result]:
-    """Check every exercise function a notebook's exercise cells define (in course order)."""
+    """Check every exercise function a notebook's exercise cells define (in course order), in
+    this process: for trusted notebooks only (a learner's goes to ``python -m
+    course_lib.exercises.grade``)."""
     found = load_functions(notebook)
     return [check(found[name]) for name, (_, check) in EXERCISES.items() if name in found]
 

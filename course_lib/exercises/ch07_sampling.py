@@ -220,7 +220,7 @@ def check_interval_draw(fn):
     return run("interval_draw", fn, body)
 
 
-class _Spy:
+class ModelSpy:
     """The model as the learner's loop sees it, noting each call's length and cache."""
 
     def __init__(self, model):
@@ -236,7 +236,7 @@ class _Spy:
 
 
 def _spied_run(c, model, prompt, n, case):
-    spy = _Spy(model)
+    spy = ModelSpy(model)
     with torch.no_grad():
         ids = c.call(spy, list(prompt), n, case=case, errors=[("longer than the position table",
                      "with a cache feed only the new id (shape (1, 1)): the cache already holds the earlier positions")])

@@ -14,6 +14,7 @@ attempted yet": a friendly line, no traceback.
 """
 from __future__ import annotations
 
+import contextlib
 import textwrap
 import traceback
 from functools import lru_cache
@@ -21,9 +22,11 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..data import ChecksumError, DamagedFileError, MissingFileError
 from ..figures.registry import figure_problem
 from ..ui.language import text
 from ..ui.strings import EN
+from . import guard
 
 NOT_ATTEMPTED = EN["exercise.not_attempted"]      # the English line; a notebook shows text(...)
 WIDTH = 88                                        # a notebook cell's width: longer lines wrap
@@ -48,6 +51,7 @@ class Result:
     details: list[str] = field(default_factory=list)
     attempted: bool = True
     hint: str | None = None
+    course_problem: bool = False       # a file of the course is missing or damaged, not the learner's code
 
     def __bool__(self) -> bool:
         return self.passed
@@ -72,33 +76,57 @@ class NotAttempted(Exception):
 class Check:
     """One run of a checker: calls the learner's function and collects what it proved."""
 
-    def __init__(self, name: str, fn):
+    def __init__(self, name: str, fn, seconds: float | None = None):
         self.name, self.fn, self.proven = name, fn, []
+        self.seconds = getattr(fn, "seconds", guard.SECONDS) if seconds is None else seconds
+        self.case, self.last = "the article example", None
 
     def call(self, *args, case: str = "", errors=(), **kwargs):
-        """The learner's function on one case; a stub raises NotAttempted, an exception or a
-        missing ``return`` becomes a hint naming the case. ``errors``: (text in the exception's
-        message, hint) pairs for the usual mistakes."""
+        """The learner's function on one case, under a time limit (``guard.time_limit``), with
+        its result rebuilt from plain types (``guard.plain``). A stub raises NotAttempted; an
+        exception, a missing ``return``, a time-out, an interrupt or a call of the course's own
+        answer becomes a hint naming the case. ``errors``: (text in the exception's message,
+        hint) pairs for the usual mistakes."""
+        case = case or "the article example"
+        self.case = case
+        remote = getattr(self.fn, "remote", False)         # the grader's proxy times and watches itself
         try:
-            out = self.fn(*args, **kwargs)
+            with guard.watch_calls(self.name) if not remote else contextlib.nullcontext() as seen, \
+                    guard.time_limit(self.seconds) if not remote else contextlib.nullcontext():
+                out = self.fn(*args, **kwargs)
+            if remote:
+                out, forbidden = out
+            else:
+                out, forbidden = guard.plain(out), seen.first
+        except guard.TimeLimit:
+            raise Fail(f"on {case} your function did not return within {self.seconds:g} s — a loop that never ends?") from None
+        except guard.Ended as ended:
+            raise Fail(f"on {case} {ended}") from None
+        except KeyboardInterrupt:
+            raise Fail(f"interrupted while your function ran on {case} — a loop that never ends?") from None
+        except SystemExit:
+            raise Fail(f"on {case} your function called exit(): return a value instead") from None
         except NotImplementedError as error:
-            stub = traceback.extract_tb(error.__traceback__)[-1].name
+            stub = _where(error)[0]
             if stub != getattr(self.fn, "__name__", stub):      # a stub the function calls
                 raise Fail(f"your function calls {stub}, which is not written yet: do that exercise first") from None
             raise NotAttempted from None
-        except Fail:
+        except (Fail, NotAttempted):
             raise
         except Exception as error:                  # the learner's bug: one line, no traceback
+            message = _first_line(error)
             for text, hint in errors:
-                if text in str(error):
+                if text in message:
                     raise Fail(hint) from None
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            raise Fail(f"on {case or 'the article example'} your function raised {type(error).__name__}: "
-                       f"{str(error).splitlines()[0] if str(error) else ''} (line {where.lineno})") from None
-        if out is Ellipsis:
+            raise Fail(f"on {case} your function raised {type(error).__name__}: {message} (line {_where(error)[1]})") from None
+        if forbidden:
+            raise Fail(f"your function calls {forbidden}, the answer this exercise asks you to write: "
+                       "write it from scratch") from None
+        if isinstance(out, guard.Opaque) and out.kind == "ellipsis":
             raise NotAttempted
         if out is None:
-            raise Fail(f"your function returned None on {case or 'the article example'}: did you forget `return`?")
+            raise Fail(f"your function returned None on {case}: did you forget `return`?")
+        self.last = out
         return out
 
     def proved(self, text: str) -> None:
@@ -106,7 +134,7 @@ class Check:
 
     def figure(self, figure_id: str, name: str, value, hint: str) -> None:
         """``value`` must reproduce the registry's figure at the article's precision."""
-        if isinstance(value, torch.Tensor) and not torch.isfinite(value.double()).all():
+        if isinstance(value, torch.Tensor) and (value.is_complex() or not torch.isfinite(value.double()).all()):
             raise Fail(f"{hint} (your result has NaN or inf)")
         if figure_problem(figure_id, name, value):
             raise Fail(hint)
@@ -115,7 +143,7 @@ class Check:
 def tensor(out, case: str, shape=None, dtype=None) -> torch.Tensor:
     """``out`` must be a tensor of ``shape`` (and ``dtype``), else a hint saying what came back."""
     if not isinstance(out, torch.Tensor):
-        raise Fail(f"on {case} your function returned a {type(out).__name__}; return a torch tensor")
+        raise Fail(f"on {case} your function returned {guard.describe(out)}; return a torch tensor")
     if shape is not None and tuple(out.shape) != tuple(shape):
         raise Fail(f"on {case} expected shape {tuple(shape)}, got {tuple(out.shape)}")
     if dtype is not None and out.dtype != dtype:
@@ -131,23 +159,59 @@ def close(got: torch.Tensor, want: torch.Tensor, atol: float = 1e-9) -> bool:
     return bool(torch.allclose(got, want, rtol=0, atol=atol, equal_nan=True))
 
 
-def run(name: str, fn, body) -> Result:
-    """Run ``body(check)`` on the learner's ``fn`` and turn the outcome into a Result."""
+def _first_line(error: BaseException) -> str:
+    try:
+        lines = str(error).splitlines()
+    except Exception:                                           # a __str__ that raises
+        return "(its message could not be read)"
+    return lines[0][:200] if lines else ""
+
+
+def _where(error: BaseException) -> tuple[str, int | str]:
+    """(function, line) where ``error`` was raised: the grader's proxy sets ``where`` itself."""
+    if getattr(error, "where", None):
+        return error.where
+    frames = traceback.extract_tb(error.__traceback__)
+    return (frames[-1].name, frames[-1].lineno) if frames else ("?", "?")
+
+
+COURSE_DATA_ERRORS = (MissingFileError, ChecksumError, DamagedFileError)
+
+
+def _course_problem(name: str, error: BaseException) -> Result:
+    """A file of the course is missing or damaged: not the learner's mistake, and said so."""
+    hint = (f"the check could not run: a file of the course is missing or damaged, not your code "
+            f"({type(error).__name__}: {_first_line(error)}); reinstall or ask your instructor")
+    return Result(name, False, _lines(f"✗ {name}: {hint}", []), hint=hint, course_problem=True)
+
+
+def run(name: str, fn, body, seconds: float | None = None) -> Result:
+    """Run ``body(check)`` on the learner's ``fn`` and turn the outcome into a Result. Never
+    raises: whatever the function returns, a value the check cannot use becomes a hint; the
+    check runs alone and leaves no global state behind (``guard.isolated``)."""
     if not callable(fn):
         return Result(name, False, f"✗ {name}: " + text("exercise.pass_function", name=name),
                       hint="pass the function, not its result")
-    check = Check(name, fn)
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)       # as notebooks 02–06 do: the toys compute in float64
+    check = Check(name, fn, seconds)
     try:
-        body(check)
+        with guard.isolated():
+            try:
+                body(check)
+            except COURSE_DATA_ERRORS as error:
+                return _course_problem(name, error)
+            except (Fail, NotAttempted, KeyboardInterrupt):
+                raise
+            except Exception as error:              # the check could not read what came back
+                raise Fail(f"on {check.case} your function returned {guard.describe(check.last)}, which the "
+                           f"check could not use ({type(error).__name__}): return what the docstring asks for") from None
     except NotAttempted:
         return Result(name, False, _lines(f"· {name}: " + text("exercise.not_attempted"), []), attempted=False)
     except Fail as fail:
         hint = str(fail)
         return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)
-    finally:
-        torch.set_default_dtype(default)
+    except KeyboardInterrupt:
+        hint = f"interrupted during the check of {check.case}"
+        return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)
     return Result(name, True, _lines(f"✓ {name}", check.proven), details=list(check.proven))
 
 
