@@ -159,3 +159,20 @@ def test_logits_shape_figure_with_gpt2_architecture(full_pair):
 
     _, ours = full_pair
     check_figure("gpt2.logits_shape", **logits_shape(ours, gpt2_encoding()))
+
+
+def test_random_gpt2_is_seeded_without_reseeding_the_callers_generator():
+    """random_gpt2 draws from a forked generator: same weights for a seed, the caller's global
+    stream untouched (a checker or notebook cell that calls it is not reseeded; issue 24)."""
+    from course_lib.gpt2 import random_gpt2
+    config = gpt2_config(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=5)
+    torch.manual_seed(1234)
+    before = torch.get_rng_state()
+    first = random_gpt2(config, seed=5)
+    assert torch.equal(torch.get_rng_state(), before)
+    second = random_gpt2(config, seed=5)
+    other = random_gpt2(config, seed=6)
+    w = "token_embedding.weight"
+    assert torch.equal(first.state_dict()[w], second.state_dict()[w])
+    assert not torch.equal(first.state_dict()[w], other.state_dict()[w])
+    assert torch.equal(torch.get_rng_state(), before)

@@ -95,6 +95,10 @@ def config_from_hf_json(path: str | os.PathLike) -> GPTConfig:
 
 
 def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
-    """GPT-2's architecture with random (seeded) weights: right shapes, meaningless numbers."""
-    torch.manual_seed(seed)
-    return GPT(config).eval()
+    """GPT-2's architecture with random (seeded) weights: right shapes, meaningless numbers.
+
+    The seed drives a forked copy of torch's global generator, so the caller's random stream
+    is the same afterwards as before (a check or a notebook cell that calls this is not reseeded)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return GPT(config).eval()
