@@ -136,6 +136,28 @@ def binder(tmp_path_factory):
     return python, repo, env, base, build.stdout + build.stderr
 
 
+# Runs in the replayed image: every distribution course_lib[check] and notebook need, recursively
+# (markers evaluated, extras followed), with its installed version.
+CLOSURE = r"""
+import json, re
+from importlib import metadata
+from packaging.requirements import Requirement
+norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()
+todo, seen = [("course_lib", {"check"}), ("notebook", set())], {}
+while todo:
+    name, extras = todo.pop()
+    if norm(name) in seen and extras <= seen[norm(name)]:
+        continue
+    seen[norm(name)] = seen.get(norm(name), set()) | extras
+    for line in metadata.distribution(name).requires or []:
+        req = Requirement(line)
+        if req.marker and not any(req.marker.evaluate({"extra": e}) for e in (extras or {""})):
+            continue
+        todo.append((req.name, set(req.extras)))
+print(json.dumps({name: metadata.version(name) for name in seen}))
+"""
+
+
 def installed(python) -> dict:
     out = run([str(python), "-m", "pip", "list", "--format=json"], timeout=300).stdout
     return {normal(d["name"]): d["version"] for d in json.loads(out)}
@@ -153,8 +175,13 @@ def test_the_image_holds_the_course_from_the_lock_and_no_test_only_tools(binder)
     lock = locked()
     assert {"pytest", "nbval", "course-lib"} <= set(have)
     assert not {"playwright", "transformers"} & set(have)
-    # every package the lock names is at the lock's version (torch as the CPU build, 2.13.0+cpu)
-    off = {n: (v, lock[n]) for n, v in have.items() if n in lock and v.split("+")[0] != lock[n]}
+    # every package the course's install resolved (course_lib[check], notebook and all they
+    # need) is at the lock's version (torch as the CPU build, 2.13.0+cpu); what only the base
+    # environment needs (jupyterhub and its own dependencies) keeps the base's versions
+    done = run([str(python), "-c", CLOSURE], cwd="/", timeout=300)
+    resolved = json.loads(done.stdout)
+    assert {"torch", "numpy", "jupyterlab", "notebook", "nbval", "ipykernel"} <= set(resolved)
+    off = {n: (v, lock.get(n)) for n, v in resolved.items() if n != "course-lib" and v.split("+")[0] != lock.get(n)}
     assert not off, off
     # jupyterlab and notebook moved together, from the base environment's versions to the lock's
     assert base["jupyterlab"] != lock["jupyterlab"] and have["jupyterlab"] == lock["jupyterlab"]
