@@ -51,7 +51,7 @@ PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url
 
 # the runtime: what a learner needs to read and run the notebooks
 $(STAMP): pyproject.toml .ci/constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (its pinned numpy, matplotlib and ipykernel do)")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (pyproject.toml: requires-python)")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -e .
 	touch $(STAMP)
