@@ -58,11 +58,11 @@ PY
 run_tests() {
   local env=$1 py=$2 src=$3 xml=$4; shift 4
   local run=("$@")
-  "${run[@]}" nice sh -c "cd $src && $py -c 'import matplotlib.font_manager' && \
+  "${run[@]}" sh -c "cd $src && $py -c 'import matplotlib.font_manager' && \
     $py -m pytest -p no:cacheprovider -q -rfE -n 2 --dist worksteal -m 'not install' \
       --ignore=tests/test_browser_panel.py --junitxml=$xml/unit.xml tests" > "$OUT/$env-unit.log" 2>&1
   log "$env: unit tests: $(tail -n 1 "$OUT/$env-unit.log")"
-  "${run[@]}" nice sh -c "cd $src && env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE=\$(mktemp -d) $py -m pytest -p no:cacheprovider \
+  "${run[@]}" sh -c "cd $src && env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE=\$(mktemp -d) $py -m pytest -p no:cacheprovider \
       -q -rfE -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg \
       --junitxml=$xml/nbval.xml notebooks" > "$OUT/$env-nbval.log" 2>&1
   log "$env: nbval: $(tail -n 1 "$OUT/$env-nbval.log")"
@@ -81,7 +81,7 @@ host_env() {  # host_env NAME PIP-INSTALL-ARGS...: fresh clone + venv on this ma
   rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src"
   "$PY311" -m venv "$dir/venv"
   log "$env: pip install $*"
-  (cd "$dir/src" && nice "$dir/venv/bin/python" -m pip install "$@") > "$OUT/$env-pip.log" 2>&1 \
+  (cd "$dir/src" && "$dir/venv/bin/python" -m pip install "$@") > "$OUT/$env-pip.log" 2>&1 \
     || { log "$env: pip install FAILED (see $OUT/$env-pip.log)"; echo "| $env | install failed | | |" > "$OUT/$env.row"; return 1; }
 }
 
@@ -131,7 +131,7 @@ existing_env() {
   host_env existing torch==2.14.1 numpy==2.3.5 || return
   local d="$MATRIX_DIR/existing" before after
   before=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
-  (cd "$d/src" && nice "$d/venv/bin/python" -m pip install -v -e ".[check]") > "$OUT/existing-course-pip.log" 2>&1 \
+  (cd "$d/src" && "$d/venv/bin/python" -m pip install -v -e ".[check]") > "$OUT/existing-course-pip.log" 2>&1 \
     || { log "existing: pip install -e .[check] FAILED"; return 1; }
   after=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
   local downloads; downloads=$(grep -cE "^\s*Downloading https?://" "$OUT/existing-course-pip.log")
@@ -186,7 +186,7 @@ py313_env() {
   rm -rf "$TRIXIE/root/course" "$TRIXIE/opt/venv313" "$TRIXIE/root/xml" && mkdir -p "$TRIXIE/root/xml"
   git clone -q "$PROJECT" "$TRIXIE/root/course"
   log "py313: $(inroot python3 --version); pip install -c .ci/constraints.txt -e .[test]"
-  inroot sh -c "python3 -m venv /opt/venv313 && cd /root/course && nice /opt/venv313/bin/python -m pip install \
+  inroot sh -c "python3 -m venv /opt/venv313 && cd /root/course && /opt/venv313/bin/python -m pip install \
       $local_wheels -c .ci/constraints.txt -e '.[test]'" > "$OUT/py313-pip.log" 2>&1 \
     || { log "py313: pip install FAILED (see $OUT/py313-pip.log)"; echo "| py313 | install failed | | |" > "$OUT/py313.row"; return 1; }
   run_tests py313 /opt/venv313/bin/python /root/course /root/xml inroot
