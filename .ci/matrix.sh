@@ -78,7 +78,7 @@ versions() { "$@" -c "$VERSIONS_PY"; }
 host_env() {  # host_env NAME PIP-INSTALL-ARGS...: fresh clone + venv on this machine, then the tests
   local env=$1; shift
   local dir="$MATRIX_DIR/$env"
-  rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src"
+  rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src" && echo "$dir/src" > "$OUT/$env.src"
   "$PY311" -m venv "$dir/venv"
   log "$env: pip install $*"
   (cd "$dir/src" && "$dir/venv/bin/python" -m pip install "$@") > "$OUT/$env-pip.log" 2>&1 \
@@ -87,7 +87,8 @@ host_env() {  # host_env NAME PIP-INSTALL-ARGS...: fresh clone + venv on this ma
 
 finish_row() {  # finish_row ENV VERSIONS-LINE XML-DIR
   local env=$1 vers=$2 xml=$3
-  "$PY311" - "$env" "$vers" "$xml" "$(date -u +%F)" "$COMMIT" > "$OUT/$env.row" <<'PY'
+  local commit; commit=$(git -C "$(cat "$OUT/$env.src")" rev-parse --short HEAD)   # the commit this env cloned
+  "$PY311" - "$env" "$vers" "$xml" "$(date -u +%F)" "$commit" > "$OUT/$env.row" <<'PY'
 import sys, xml.etree.ElementTree as ET
 env, vers, xml, day, commit = sys.argv[1:]
 def counts(name):
@@ -184,7 +185,7 @@ py313_env() {
     local_wheels="--find-links /opt/local-wheels"
   fi
   rm -rf "$TRIXIE/root/course" "$TRIXIE/opt/venv313" "$TRIXIE/root/xml" && mkdir -p "$TRIXIE/root/xml"
-  git clone -q "$PROJECT" "$TRIXIE/root/course"
+  git clone -q "$PROJECT" "$TRIXIE/root/course" && echo "$TRIXIE/root/course" > "$OUT/py313.src"
   log "py313: $(inroot python3 --version); pip install -c .ci/constraints.txt -e .[test]"
   inroot sh -c "python3 -m venv /opt/venv313 && cd /root/course && /opt/venv313/bin/python -m pip install \
       $local_wheels -c .ci/constraints.txt -e '.[test]'" > "$OUT/py313-pip.log" 2>&1 \
