@@ -45,13 +45,13 @@ FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure
 # stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
 SCALAR_NB_SKIP := --ignore=notebooks/zh
 
-.PHONY: setup setup-test lab test
+.PHONY: setup setup-test lab test test-matrix test-wheel test-binder
 
 PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
 
 # the runtime: what a learner needs to read and run the notebooks
 $(STAMP): pyproject.toml .ci/constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (its pinned numpy, matplotlib and ipykernel do)")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (pyproject.toml: requires-python)")'
 	$(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -e .
 	touch $(STAMP)
@@ -81,14 +81,14 @@ test: $(TEST_STAMP)
 	@status=0; \
 	echo "== 1/4 unit tests"; \
 	COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
-		$(PYTEST) --durations=15 --junitxml=$(RUN)/unit.xml tests || status=1; \
+		$(PYTEST) --durations=15 -m "not install" --junitxml=$(RUN)/unit.xml tests || status=1; \
 	echo "== 2/4 notebooks (nbval)"; \
 	$(NO_WEIGHTS) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
 		$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
 	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
 		$(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-unit.log \
-			$(PYTEST_ONE) -m "not slow" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
+			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
 		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-nbval.log \
 			$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks || status=1; \
@@ -96,3 +96,22 @@ test: $(TEST_STAMP)
 	echo "== summary"; \
 	$(BIN)/python .ci/summary.py $(RUN) || status=1; \
 	exit $$status
+
+# Checks that install environments of their own (minutes each, downloads from PyPI): not part
+# of `make test`. README, "Versions" and "Install where you already are".
+#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.13 (Debian
+#     trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each running
+#     the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of them)
+#   test-wheel: the built wheel alone, in a fresh venv outside the checkout: every offline
+#     figure, and nbval on every notebook
+#   test-binder: repo2docker's locked base environment + environment.yml + postBuild, then
+#     pip check, and JupyterLab in Chromium running notebook 01 of both editions
+MATRIX_ENVS ?=
+test-matrix:
+	nice .ci/matrix.sh $(MATRIX_ENVS)
+
+test-wheel: $(TEST_STAMP)
+	$(PYTEST_ONE) -m install tests/test_wheel_install.py
+
+test-binder: $(TEST_STAMP)
+	$(PYTEST_ONE) -m install tests/test_binder.py

@@ -5,9 +5,12 @@ notebook 01), ``toys.weights`` (the toy models' weight files, notebooks 02–07)
 ``figures.registry`` (``data/figures.json``, every notebook's closing cell) and ``gpt2.loader``
 (GPT-2's checkpoint, notebooks 05 and 07).
 
-Where ``data/`` is: ``$COURSE_DATA_DIR`` when set; otherwise the nearest folder, walking up
-from this package, that holds ``data/figures.json`` (the checkout this package belongs to).
-When neither exists the error says so; the package never guesses a path that is not there.
+Where ``data/`` is, first match wins: ``$COURSE_DATA_DIR`` when set; the copy an installed
+wheel carries inside the package (``course_lib/_data/``, found with ``importlib.resources``;
+``.ci/course_build.py`` puts it there when the wheel is built); otherwise the nearest folder,
+walking up from this package, that holds ``data/figures.json`` (the checkout an editable
+install belongs to). Git holds the files once, in the checkout's ``data/``. When none exists
+the error says so; the package never guesses a path that is not there.
 
 One error type per kind of failure, whatever the file:
 
@@ -23,10 +26,12 @@ import hashlib
 import json
 import os
 from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 
 DATA_ENV = "COURSE_DATA_DIR"
 MARKER = Path("data") / "figures.json"        # the file that says "this is the course's data/"
+PACKAGED = "_data"                            # data/'s copy inside an installed wheel (course_lib/_data)
 
 
 class MissingFileError(FileNotFoundError):
@@ -57,17 +62,23 @@ class UnknownNameError(KeyError):
 def _find_data_dir(env_value: str | None) -> Path:
     if env_value:
         return Path(env_value)
+    packaged = resources.files("course_lib") / PACKAGED
+    if isinstance(packaged, Path) and (packaged / "figures.json").is_file():
+        return packaged                           # an installed wheel: its own copy of data/
     here = Path(__file__).resolve().parent
     for folder in (here, *here.parents):
         if (folder / MARKER).is_file():
-            return folder / "data"
+            return folder / "data"                # a checkout (editable install, or run in place)
     raise MissingFileError(
-        f"cannot find the course's data/ folder: no folder above {here} holds {MARKER}. "
-        f"Run from a checkout of the course, or set {DATA_ENV} to the folder that holds figures.json.")
+        f"cannot find the course's data/ folder: course_lib has no {PACKAGED}/ of its own (an "
+        f"editable install or a copy of the sources) and no folder above {here} holds {MARKER}. "
+        f"Run from a checkout of the course, install its wheel (pip install .), or set {DATA_ENV} "
+        f"to the folder that holds figures.json.")
 
 
 def data_dir() -> Path:
-    """The course's ``data/`` folder ($COURSE_DATA_DIR, else found above this package)."""
+    """The course's ``data/`` folder: $COURSE_DATA_DIR, else the wheel's own copy
+    (``course_lib/_data``), else the checkout's ``data/`` found above this package."""
     return _find_data_dir(os.environ.get(DATA_ENV) or None)
 
 

@@ -1,4 +1,6 @@
-"""The wheel holds every subpackage: build a real one and import every module from it.
+"""The wheel holds every subpackage and the data it reads: build a real one and import every
+module from it (tests/test_wheel_install.py, `make test-wheel`, goes further: a fresh venv, every
+figure and notebook).
 
 An editable install finds any folder under course_lib/, so it would hide a subpackage missing
 from ``[tool.setuptools] packages``; this test builds the wheel from a copy of the sources and
@@ -30,7 +32,7 @@ print(len(names))
 DATA_NOT_FOUND = """
 from course_lib.data import MissingFileError, data_dir
 try:
-    data_dir()
+    print("found:", data_dir())
 except MissingFileError as err:
     print("missing:", err)
 """
@@ -40,8 +42,8 @@ except MissingFileError as err:
 def test_the_wheel_holds_every_module(tmp_path):
     source = tmp_path / "src"
     source.mkdir()
-    subprocess.run(["cp", "-r", str(ROOT / "course_lib"), str(ROOT / "pyproject.toml"), str(ROOT / "README.md"),
-                    str(ROOT / "LICENSE"), str(source)], check=True)
+    subprocess.run(["cp", "-r", str(ROOT / "course_lib"), str(ROOT / "data"), str(ROOT / ".ci"),
+                    str(ROOT / "pyproject.toml"), str(ROOT / "README.md"), str(ROOT / "LICENSE"), str(source)], check=True)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
                     "-w", str(tmp_path / "dist"), str(source)], check=True, capture_output=True, timeout=300)
     wheel, = (tmp_path / "dist").glob("course_lib-*.whl")
@@ -61,7 +63,17 @@ def test_the_wheel_holds_every_module(tmp_path):
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert int(done.stdout) >= 40
-    # installed away from a checkout, data/ is not guessed: a clear error says what to set
+    # the wheel carries data/ as course_lib/_data, and data_dir() finds it there, away from a checkout
+    in_data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "data").rglob("*") if p.is_file()}
+    assert {"course_lib/_" + n for n in in_data} <= set(zipfile.ZipFile(wheel).namelist())
+    done = subprocess.run([sys.executable, "-S", "-c", DATA_NOT_FOUND], env=env, capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert done.stdout.strip() == f"found: {unpacked / 'course_lib' / '_data'}", done.stdout + done.stderr
+    # a bare copy of the package (no _data, no checkout above it): a clear error says what to do
+    bare = tmp_path / "bare"
+    bare.mkdir(exist_ok=True)
+    subprocess.run(["cp", "-r", str(ROOT / "course_lib"), str(bare)], check=True)
+    env["PYTHONPATH"] = os.pathsep.join([str(bare), *paths[1:]])
     done = subprocess.run([sys.executable, "-S", "-c", DATA_NOT_FOUND], env=env, capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert "missing: cannot find the course's data/ folder" in done.stdout and "COURSE_DATA_DIR" in done.stdout, (

@@ -1,0 +1,48 @@
+"""Where a learner installs the course (issue 21): the README's section for environments they
+already have, and the one line every notebook's first cell prints when its kernel cannot
+import course_lib."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
+
+
+def first_code_cell(path: Path) -> str:
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    return "".join(next(c for c in nb["cells"] if c["cell_type"] == "code")["source"])
+
+
+def test_every_notebook_is_covered():
+    assert len(NOTEBOOKS) == 16          # 7 English, 7 Chinese, both editions' solutions
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.relative_to(ROOT / "notebooks").as_posix())
+def test_the_first_cell_says_in_one_line_what_to_install(path, tmp_path):
+    """Run the first cell's guard in a Python that cannot see course_lib (-S: no site-packages,
+    -I: no current folder): the last line of the error names the missing module and the command."""
+    guard = first_code_cell(path).split("set_language(")[0]
+    assert guard.startswith("try:\n    from course_lib.ui.language import set_language\n")
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", guard], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("ModuleNotFoundError: ") and "course_lib" in last and "`pip install -e .`" in last, last
+    assert ("README.zh-CN.md" in last) == ("/zh/" in path.as_posix()), last
+    assert "During handling" not in done.stderr          # `from None`: the import's own traceback is gone
+
+
+def test_the_readme_says_how_to_install_where_learners_already_are():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Install where you already are"):readme.index("## Versions")]
+    for needed in ["Colab", "Kaggle", "conda", "venv", "pip install -e .", "git+https://", "--dry-run",
+                   "COURSE_DATA_DIR", "torch 2.14.1"]:
+        assert needed in section, needed
+    versions = readme[readme.index("## Versions"):readme.index("## The notebooks")]
+    assert "torch ≥ 2.7" in versions and "torch.multinomial" in versions and "make test-matrix" in versions
+    zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
+    assert "### 在已有的环境中安装" in zh and "固定版本" not in zh
