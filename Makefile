@@ -45,7 +45,7 @@ FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure
 # stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
 SCALAR_NB_SKIP := --ignore=notebooks/zh
 
-.PHONY: setup setup-test lab test test-matrix test-wheel test-binder
+.PHONY: setup setup-test lab stop test test-matrix test-wheel test-binder
 
 PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
 
@@ -65,10 +65,18 @@ setup: $(STAMP)
 
 setup-test: $(TEST_STAMP)
 
-# Stop it with Ctrl-C in this terminal (twice, or once and answer y), or `.venv/bin/jupyter lab stop`.
+# Stop it with Ctrl-C in this terminal (twice, or once and answer y), or `make stop` from another.
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
 		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb $(LAB_ARGS)
+
+
+# Stop every JupyterLab that `make lab` started from this folder, whatever port it took
+# (`jupyter lab stop` alone only looks at port 8888).
+stop:
+	@ports=$$($(BIN)/jupyter server list --json | $(BIN)/python -c 'import json, os, sys; [print(s["port"]) for s in map(json.loads, sys.stdin) if os.path.realpath(s["root_dir"]) == os.path.realpath(sys.argv[1])]' "$(CURDIR)"); \
+	if [ -z "$$ports" ]; then echo "no JupyterLab started from $(CURDIR) is running"; fi; \
+	for port in $$ports; do $(BIN)/jupyter lab stop $$port; done
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)

@@ -1,0 +1,52 @@
+"""`make stop` stops the JupyterLab that `make lab` started, on the port it was given (the README's
+`--port 8899` example included), where `jupyter lab stop` alone only looks at 8888 (issue 25)."""
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def running_ports(env) -> list[int]:
+    out = subprocess.run([BIN / "jupyter", "server", "list", "--json"], env=env,
+                         capture_output=True, text=True, timeout=60).stdout
+    return [json.loads(line)["port"] for line in out.splitlines() if line.strip()]
+
+
+@pytest.mark.skipif(not (BIN / "jupyter").exists(), reason="needs the .venv's jupyter")
+def test_make_stop_stops_the_lab_on_the_port_it_took(tmp_path):
+    port = free_port()
+    env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}   # this test's servers only
+    make = ["make", "-C", str(ROOT), f"BIN={BIN}", f"STAMP={tmp_path / 'stamp'}"]
+    (tmp_path / "stamp").touch()
+    lab = subprocess.Popen(make + ["lab", f"LAB_ARGS=--port {port} --no-browser --ServerApp.token=x"],
+                           env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while port not in running_ports(env):
+            assert lab.poll() is None, "make lab ended before serving"
+            assert time.monotonic() < deadline, "JupyterLab did not start within 120 s"
+            time.sleep(0.5)
+        stop = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
+        assert stop.returncode == 0, stop.stdout + stop.stderr
+        lab.wait(timeout=60)
+        assert port not in running_ports(env)
+        again = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0 and "no JupyterLab started from" in again.stdout
+    finally:
+        if lab.poll() is None:
+            os.killpg(lab.pid, 9)
