@@ -65,6 +65,18 @@ def _open_python_path(libc) -> None:
                 break
 
 
+def _under_shared_tmp() -> list[tuple[str, int]]:
+    """(path, O_PATH fd) of Python and the course's checkout where they lie inside a folder that
+    the private /tmp will hide (a clone under /tmp, a venv under /var/tmp): bound back after it, at
+    the same path, so the modules imported later (lazily) are still found. Outermost paths only."""
+    import course_lib
+    needed = {os.path.abspath(p) for p in (sys.base_prefix, sys.prefix,
+                                           os.path.dirname(os.path.dirname(course_lib.__file__)))}
+    hidden = sorted(p for p in needed if any(p == s or p.startswith(s + os.sep) for s in SHARED_TMP))
+    outer = [p for p in hidden if not any(p != q and p.startswith(q + os.sep) for q in hidden)]
+    return [(p, os.open(p, os.O_PATH)) for p in outer]
+
+
 def confine(spec: dict) -> dict:
     """Limit and isolate this process as ``spec`` says; return what was achieved."""
     os.setsid()
@@ -82,8 +94,12 @@ def confine(spec: dict) -> dict:
             achieved["network"] = False
         if libc.unshare(CLONE_NEWNS) == 0 and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0:
             _open_python_path(libc)
+            keep = _under_shared_tmp()
             folder = os.open(tmp, os.O_PATH)
             achieved["private_tmp"] = all([_bind(libc, folder, shared) for shared in SHARED_TMP if os.path.isdir(shared)])
+            for path, fd in keep:      # Python or the course checked out under /tmp: seen again, same path
+                os.makedirs(path, exist_ok=True)
+                _bind(libc, fd, path)
         uid = int(spec["uid"])
         resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
         os.setgroups([])
