@@ -126,13 +126,20 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
     z = numpy_view(logits, small_only=True)
     if z is not None:                # the one new buffer (τ = 1: a copy), then the softmax
         with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
-            x = z * (1.0 / t)        # in place on it (the same numbers)
+            # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
+            # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)
+            x = z * z.dtype.type(1.0 / t)
         probs, first = torch.from_numpy(x), x[:, 0]
         torch.softmax(probs, dim=-1, out=probs)
     else:
-        probs = torch.softmax(logits, dim=-1) if t == 1.0 else logits * (1.0 / t)
+        # float16 / bfloat16 logits are divided and exponentiated in float32: z / τ rounded to
+        # bfloat16 near 85 can be off by 0.25, a 28 % error in a probability (and torch
+        # versions round that product differently); only the probabilities return to the dtype
+        wide = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+        probs = torch.softmax(wide, dim=-1) if t == 1.0 else wide * (1.0 / t)
         if t != 1.0:
             torch.softmax(probs, dim=-1, out=probs)
+        probs = probs.to(logits.dtype)
         first = probs[:, 0]
     if math.isnan(first[0] if len(first) == 1 else first.sum()):
         check_rows(logits)                                     # NaN, +inf or a row all −inf: raises
