@@ -14,6 +14,9 @@ STAMP := $(VENV)/.installed-runtime
 TEST_STAMP := $(VENV)/.installed-test
 # options for `jupyter lab`, e.g. make lab LAB_ARGS="--port 8899 --no-browser"
 LAB_ARGS ?=
+# the page JupyterLab opens (the Chinese edition: make lab LAB_URL=/lab/tree/notebooks/zh/01_tokenizer.ipynb);
+# not in LAB_ARGS: a second --LabApp.default_url makes JupyterLab drop both and open plain /lab
+LAB_URL ?= /lab/tree/notebooks/01_tokenizer.ipynb
 # verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
 # is on the line that differs (pytest otherwise cuts identical leading characters)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
@@ -68,7 +71,7 @@ setup-test: $(TEST_STAMP)
 # Stop it with Ctrl-C in this terminal (twice, or once and answer y), or `make stop` from another.
 lab: $(STAMP)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
-		--LabApp.default_url=/lab/tree/notebooks/01_tokenizer.ipynb $(LAB_ARGS)
+		--LabApp.default_url=$(LAB_URL) $(LAB_ARGS)
 
 
 # Stop every JupyterLab that `make lab` started from this folder, whatever port it took

@@ -1,11 +1,14 @@
-"""`make stop` stops the JupyterLab that `make lab` started, on the port it was given (the README's
-`--port 8899` example included), where `jupyter lab stop` alone only looks at 8888 (issue 25)."""
+"""`make lab` opens the page it is asked to (README.zh-CN's LAB_URL for the Chinese edition), and
+`make stop` stops that JupyterLab on the port it was given (the README's `--port 8899` example
+included), where `jupyter lab stop` alone only looks at 8888 (issue 25)."""
 import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,12 +30,13 @@ def running_ports(env) -> list[int]:
 
 
 @pytest.mark.skipif(not (BIN / "jupyter").exists(), reason="needs the .venv's jupyter")
-def test_make_stop_stops_the_lab_on_the_port_it_took(tmp_path):
+def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(tmp_path):
     port = free_port()
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(tmp_path / "runtime")}   # this test's servers only
     make = ["make", "-C", str(ROOT), f"BIN={BIN}", f"STAMP={tmp_path / 'stamp'}"]
     (tmp_path / "stamp").touch()
-    lab = subprocess.Popen(make + ["lab", f"LAB_ARGS=--port {port} --no-browser --ServerApp.token=x"],
+    zh = "/lab/tree/notebooks/zh/01_tokenizer.ipynb"
+    lab = subprocess.Popen(make + ["lab", f"LAB_URL={zh}", f"LAB_ARGS=--port {port} --no-browser --ServerApp.token=x"],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     try:
@@ -41,6 +45,15 @@ def test_make_stop_stops_the_lab_on_the_port_it_took(tmp_path):
             assert lab.poll() is None, "make lab ended before serving"
             assert time.monotonic() < deadline, "JupyterLab did not start within 120 s"
             time.sleep(0.5)
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):
+                return None
+        try:
+            urllib.request.build_opener(NoRedirect).open(f"http://127.0.0.1:{port}/?token=x", timeout=30)
+            location = None
+        except urllib.error.HTTPError as redirect:
+            location = redirect.headers.get("Location")
+        assert location is not None and location.startswith(zh), location
         stop = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
         assert stop.returncode == 0, stop.stdout + stop.stderr
         lab.wait(timeout=60)
