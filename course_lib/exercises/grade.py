@@ -169,7 +169,7 @@ def main(argv=None) -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per call of a learner's function (10)")
     parser.add_argument("--exercise-timeout", type=float, default=60.0, help="seconds per exercise (60)")
     parser.add_argument("--submission-timeout", type=float, default=600.0, help="seconds per submission, cells included (600)")
-    parser.add_argument("--memory", type=float, default=4.0, help="GiB of address space per submission (4)")
+    parser.add_argument("--memory", type=float, default=4.0, help="GiB of data (heap, anonymous memory) a submission may allocate, beyond what Python and torch hold before it runs (4)")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded side by side (1)")
     args = parser.parse_args(argv)
     limits = Limits(args.timeout, args.exercise_timeout, args.submission_timeout, int(args.memory * (1 << 30)))

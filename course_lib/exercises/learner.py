@@ -77,11 +77,26 @@ def _under_shared_tmp() -> list[tuple[str, int]]:
     return [(p, os.open(p, os.O_PATH)) for p in outer]
 
 
+def _mapped_bytes() -> int:
+    """This process's data segment now (VmData: heap and anonymous maps), 0 where /proc does not say."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmData:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 def confine(spec: dict) -> dict:
     """Limit and isolate this process as ``spec`` says; return what was achieved."""
     os.setsid()
-    memory, cpu = int(spec["memory_bytes"]), int(spec["cpu_seconds"])
-    for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 5)), (resource.RLIMIT_AS, (memory, memory)),
+    # memory: the data a submission may add (heap and anonymous maps, RLIMIT_DATA) on top of what
+    # Python, torch and course_lib hold here; not RLIMIT_AS, which also counts mapped libraries:
+    # a CUDA build of torch maps and lazily loads several GB of them
+    memory, cpu = _mapped_bytes() + int(spec["memory_bytes"]), int(spec["cpu_seconds"])
+    for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 5)), (resource.RLIMIT_DATA, (memory, memory)),
                          (resource.RLIMIT_FSIZE, (spec["file_bytes"], spec["file_bytes"])),
                          (resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_NOFILE, (256, 256))):
         resource.setrlimit(limit, value)

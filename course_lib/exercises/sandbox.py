@@ -99,7 +99,7 @@ class Limits:
     call_seconds: float = 10.0            # one call of the learner's function
     exercise_seconds: float = 60.0        # all calls of one exercise's check
     submission_seconds: float = 600.0     # the whole submission, cells included
-    memory_bytes: int = 4 << 30           # address space of the submission's process
+    memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to the zygote's
     file_bytes: int = 64 << 20            # largest file it may write (in its own folder)
 
 
