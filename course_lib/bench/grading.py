@@ -28,7 +28,7 @@ SOLUTIONS = Path(__file__).resolve().parents[2] / "notebooks" / "solutions" / "e
 MISTAKES = {
     "mask diagonal": ("make_causal_mask", ("diagonal=1", "diagonal=0"), "the diagonal is masked"),
     "scores / d": ("attention_head", ("/ math.sqrt(d)", "/ d"), "not by d"),
-    "plain view": ("split_heads", ("x.view(B, T, n_head, D // n_head).transpose(1, 2)", "x.view(B, n_head, T, D // n_head)"), "plain view"),
+    "plain view": ("split_heads", ("x.view(B, T, n_head, D // n_head).transpose(1, 2)", "x.view(B, n_head, T, D // n_head)"), "plain reshape"),
     "eps outside": ("layer_norm", ("torch.sqrt(var + eps)", "(torch.sqrt(var) + eps)"), "eps goes inside"),
     "no ReLU": ("mlp_forward", ("torch.relu(x @ W_up.T + b_up)", "(x @ W_up.T + b_up)"), "apply ReLU"),
     "tied twice": ("head_parameters", ("V * D if tied else 2 * V * D", "2 * V * D"), "count it once"),

@@ -16,10 +16,13 @@ from ..model.embeddings import gpt2_sized_lookup, one_hot_lookup, rows_read, the
 from ..toys.five_token import INPUT_IDS
 from ..toys.lab import LAB_PROMPT_IDS, NEW_ROW, ROOF
 from .core import Fail, close, lab, run, seeded, tensor, toy
+from .messages import say
 
 LAB_IDS = LAB_PROMPT_IDS + [ROOF]
-ONE_HOT_ERRORS = [("cannot be multiplied", "the one-hot width must be V = E.shape[0] (num_classes=E.shape[0]), not the largest id + 1"),
-                  ("dtype", "convert the one-hot to E's dtype (.to(E.dtype)) before the product")]
+def one_hot_errors():
+    """(text in the error, hint) pairs for the usual mistakes of a one-hot product, in the notebook's language."""
+    return [("cannot be multiplied", say('the one-hot must be as wide as the vocabulary (one column per row of E), not the largest id + 1')),
+                  ("dtype", say("a one-hot holds integers: give it E's dtype before the product"))]
 
 
 def _tables(model):
@@ -32,28 +35,28 @@ def check_one_hot_rows(fn):
         model, _, _ = lab()
         E, _ = _tables(model)                                               # (12, 4)
         ids = torch.tensor(LAB_IDS)
-        case = "the lab's ids [0, 2, 4, 5, 1, 6] and its (12, 4) table"
-        rows = tensor(c.call(ids.clone(), E, case=case, errors=ONE_HOT_ERRORS), case, shape=(6, 4))
+        case = say("the lab's ids [0, 2, 4, 5, 1, 6] and its (12, 4) table")
+        rows = tensor(c.call(ids.clone(), E, case=case, errors=one_hot_errors()), case, shape=(6, 4))
         if not torch.equal(rows, E[ids]):
-            raise Fail(f"on {case} row t must be the row E[ids[t]]: one_hot(ids, num_classes=V) @ E")
-        c.figure("lab.x6", "e6", rows[NEW_ROW], "␣roof's row misses lab.x6's E[6]")
-        c.proved("the lab's ␣roof reads lab.x6's E[6] (1 d.p.)")
+            raise Fail(say('on {case} row t must be the row of E that the one-hot of ids[t] selects', case=case))
+        c.figure("lab.x6", "e6", rows[NEW_ROW], say("␣roof's row misses lab.x6's E[6]"))
+        c.proved(say("the lab's ␣roof reads lab.x6's E[6] (1 d.p.)"))
         E5, _ = _tables(toy()[0])
         small = torch.tensor([0, 1, 0])                                     # largest id 1 < V − 1 = 4
-        case = "ids [0, 1, 0] of the five-token table (5, 4)"
+        case = say('ids [0, 1, 0] of the five-token table (5, 4)')
         rows = tensor(c.call(small.clone(), E5, case=case), case, shape=(3, 4))
         c.figure("interface.toy.x0", "both_a_read_row", the_one(rows_read(small, E5, rows[[0, 2]])),
-                 "both a's must read row 0 of E")
-        c.proved("both a's of a|b|a read row 0 (interface.toy.x0)")
+                 say("both a's must read row 0 of E"))
+        c.proved(say("both a's of a|b|a read row 0 (interface.toy.x0)"))
         g = seeded(2)
         for shape, V, D in (((7,), 9, 3), ((2, 5), 6, 4), ((1,), 50, 8)):
             ids = torch.randint(0, V, shape, generator=g)
             table = torch.randn(V, D, generator=g, dtype=torch.float64)
-            case = f"random ids of shape {shape}, table ({V}, {D})"
+            case = say('random ids of shape {shape}, table ({V}, {D})', shape=shape, V=V, D=D)
             got = tensor(c.call(ids.clone(), table, case=case), case, shape=shape + (D,))
             if not close(got, one_hot_lookup(ids.reshape(-1), table).reshape(shape + (D,)), 0):
-                raise Fail(f"on {case} your rows are not the table's rows E[ids]")
-        c.proved("random ids, a (2, 5) batch included, read exactly E[ids]")
+                raise Fail(say("on {case} your rows are not the table's rows E[ids]", case=case))
+        c.proved(say('random ids, a (2, 5) batch included, read exactly E[ids]'))
     return run("one_hot_rows", fn, body)
 
 
@@ -63,32 +66,32 @@ def check_embed(fn):
         model, _, trace = lab()
         E, P = _tables(model)
         ids = torch.tensor([LAB_IDS])
-        case = "the lab's ids (1, 6)"
+        case = say("the lab's ids (1, 6)")
         x0 = tensor(c.call(ids.clone(), E, P, case=case), case, shape=(1, 6, 4))
         if torch.equal(x0, E[ids] + P[ids]):
-            raise Fail("P is indexed by the position t = 0 … T−1, not by the token id")
+            raise Fail(say('P is indexed by the position t = 0 … T−1, not by the token id'))
         if torch.equal(x0[0, 1:], (E[ids] + P[1:7])[0, 1:]):
-            raise Fail("positions count from 0 in tensors: the first token adds P[0]")
+            raise Fail(say('positions count from 0 in tensors: the first token adds P[0]'))
         if torch.equal(x0, E[ids] + P[:1]):
-            raise Fail("T is ids.shape[-1] (ids is (B, T)), not ids.shape[0]")
-        c.figure("lab.x6", "x6", x0[0, NEW_ROW], "row 6 misses lab.x6's x₆ = E[6] + P₆")
-        c.proved("the lab's row 6 is lab.x6's x₆ (1 d.p.)")
+            raise Fail(say('T is the length of each sequence (ids is (B, T)), not the batch size'))
+        c.figure("lab.x6", "x6", x0[0, NEW_ROW], say("row 6 misses lab.x6's x₆ = E[6] + P₆"))
+        c.proved(say("the lab's row 6 is lab.x6's x₆ (1 d.p.)"))
         toy_model, _, toy_trace = toy()
         E5, P5 = _tables(toy_model)
         case = "a|b|a (1, 3)"
         x0 = tensor(c.call(torch.tensor([INPUT_IDS]), E5, P5, case=case), case)
-        c.figure("interface.toy.x0", "x0_shape", list(x0.shape), f"on {case} X₀ must be (B, T, D) = (1, 3, 4)")
+        c.figure("interface.toy.x0", "x0_shape", list(x0.shape), say('on {case} X₀ must be (B, T, D) = (1, 3, 4)', case=case))
         if not close(x0, toy_trace["x0"], 0):
-            raise Fail(f"on {case} X₀ differs from the model's: E[ids] + P[:T]")
-        c.proved("a|b|a gives the model's X₀, shape (1, 3, 4) (interface.toy.x0)")
+            raise Fail(say("on {case} X₀ differs from the model's: each position adds its token's row of E and its position's row of P", case=case))
+        c.proved(say("a|b|a gives the model's X₀, shape (1, 3, 4) (interface.toy.x0)"))
         g = seeded(6)
         for B, T in ((2, 3), (4, 7), (1, 1)):
             ids = torch.randint(0, 12, (B, T), generator=g)
-            case = f"a batch of shape {(B, T)}"
+            case = say('a batch of shape {shape}', shape=(B, T))
             got = tensor(c.call(ids.clone(), E, P, case=case), case, shape=(B, T, 4))
             if not close(got, model.token_embedding(ids).detach() + P[:T], 0):
-                raise Fail(f"on {case} X₀ differs: T is ids.shape[-1], and P[:T] is added to every sequence of the batch")
-        c.proved("batches (2, 3), (4, 7), (1, 1) match the model's embeddings")
+                raise Fail(say('on {case} X₀ differs: T is the length of each sequence, and the same position rows are added to every sequence of the batch', case=case))
+        c.proved(say("batches (2, 3), (4, 7), (1, 1) match the model's embeddings"))
     return run("embed", fn, body)
 
 
@@ -104,23 +107,23 @@ def check_last_scores(fn):
     def body(c):
         ids, gpt2 = _gpt2_sized()
         table = gpt2["token_table"]                                         # (50257, 768), random
-        case = "'Hi 你!' and a GPT-2-sized table (50257, 768)"
+        case = say("'Hi 你!' and a GPT-2-sized table (50257, 768)")
         scores = tensor(c.call(torch.tensor(ids), table, case=case), case)
         if tuple(scores.shape) == (50257,):
-            raise Fail("keep the row dimension: lookup[-1:] is (1, D), lookup[-1] is (D,)")
-        c.figure("interface.gpt2.sizes", "scores_shape", list(scores.shape), f"on {case} expected shape (1, 50257), got {tuple(scores.shape)}")
+            raise Fail(say('keep the row dimension: take the last position as a (1, D) slice, not a (D,) vector'))
+        c.figure("interface.gpt2.sizes", "scores_shape", list(scores.shape), say('on {case} expected shape (1, 50257), got {shape}', case=case, shape=tuple(scores.shape)))
         if not close(scores, gpt2["scores"], 1e-5):
-            raise Fail("the scores compare the last vector with every row of E: (1, D) @ E.T = (1, V)")
-        c.proved("at GPT-2's size the scores are (1, 50,257) (interface.gpt2.sizes)")
+            raise Fail(say('the scores are the dot products of the last vector with every row of E: one score per token, (1, V)'))
+        c.proved(say("at GPT-2's size the scores are (1, 50,257) (interface.gpt2.sizes)"))
         g = seeded(8)
         for T, V, D in ((1, 5, 4), (6, 12, 3)):
             ids = torch.randint(0, V, (T,), generator=g)
             E = torch.randn(V, D, generator=g, dtype=torch.float64)
-            case = f"{T} random ids, table ({V}, {D})"
+            case = say('{T} random ids, table ({V}, {D})', T=T, V=V, D=D)
             got = tensor(c.call(ids.clone(), E, case=case), case, shape=(1, V))
             if not close(got, E[ids[-1:]] @ E.T):
-                raise Fail(f"on {case} the scores differ: use the LAST id's row")
-        c.proved("random tables match E[ids[-1:]] @ Eᵀ")
+                raise Fail(say("on {case} the scores differ: use the LAST id's row", case=case))
+        c.proved(say('random tables match E[ids[-1:]] @ Eᵀ'))
     return run("last_scores", fn, body)
 
 

@@ -25,6 +25,7 @@ import torch
 from ..data import ChecksumError, DamagedFileError, MissingFileError
 from ..figures.registry import figure_problem
 from ..ui.language import text
+from .messages import say
 from ..ui.strings import EN
 from . import guard
 
@@ -79,7 +80,7 @@ class Check:
     def __init__(self, name: str, fn, seconds: float | None = None):
         self.name, self.fn, self.proven = name, fn, []
         self.seconds = getattr(fn, "seconds", guard.SECONDS) if seconds is None else seconds
-        self.case, self.last = "the article example", None
+        self.case, self.last = say('the article example'), None
 
     def call(self, *args, case: str = "", errors=(), **kwargs):
         """The learner's function on one case, under a time limit (``guard.time_limit``), with
@@ -87,7 +88,7 @@ class Check:
         exception, a missing ``return``, a time-out, an interrupt or a call of the course's own
         answer becomes a hint naming the case. ``errors``: (text in the exception's message,
         hint) pairs for the usual mistakes."""
-        case = case or "the article example"
+        case = case or say('the article example')
         self.case = case
         remote = getattr(self.fn, "remote", False)         # the grader's proxy times and watches itself
         try:
@@ -99,17 +100,17 @@ class Check:
             else:
                 out, forbidden = guard.plain(out), seen.first
         except guard.TimeLimit:
-            raise Fail(f"on {case} your function did not return within {self.seconds:g} s — a loop that never ends?") from None
+            raise Fail(say('on {case} your function did not return within {seconds:g} s — a loop that never ends?', case=case, seconds=self.seconds)) from None
         except guard.Ended as ended:
             raise Fail(f"on {case} {ended}") from None
         except KeyboardInterrupt:
-            raise Fail(f"interrupted while your function ran on {case} — a loop that never ends?") from None
+            raise Fail(say('interrupted while your function ran on {case} — a loop that never ends?', case=case)) from None
         except SystemExit:
-            raise Fail(f"on {case} your function called exit(): return a value instead") from None
+            raise Fail(say('on {case} your function called exit(): return a value instead', case=case)) from None
         except NotImplementedError as error:
             stub = _where(error)[0]
             if stub != getattr(self.fn, "__name__", stub):      # a stub the function calls
-                raise Fail(f"your function calls {stub}, which is not written yet: do that exercise first") from None
+                raise Fail(say('your function calls {stub}, which is not written yet: do that exercise first', stub=stub)) from None
             raise NotAttempted from None
         except (Fail, NotAttempted):
             raise
@@ -118,14 +119,13 @@ class Check:
             for text, hint in errors:
                 if text in message:
                     raise Fail(hint) from None
-            raise Fail(f"on {case} your function raised {type(error).__name__}: {message} (line {_where(error)[1]})") from None
+            raise Fail(say('on {case} your function raised {error_type}: {message} (line {line})', case=case, error_type=type(error).__name__, message=message, line=_where(error)[1])) from None
         if forbidden:
-            raise Fail(f"your function calls {forbidden}, the answer this exercise asks you to write: "
-                       "write it from scratch") from None
+            raise Fail(say('your function calls {forbidden}, the answer this exercise asks you to write: write it from scratch', forbidden=forbidden)) from None
         if isinstance(out, guard.Opaque) and out.kind == "ellipsis":
             raise NotAttempted
         if out is None:
-            raise Fail(f"your function returned None on {case}: did you forget `return`?")
+            raise Fail(say('your function returned None on {case}: did you forget `return`?', case=case))
         self.last = out
         return out
 
@@ -135,7 +135,7 @@ class Check:
     def figure(self, figure_id: str, name: str, value, hint: str) -> None:
         """``value`` must reproduce the registry's figure at the article's precision."""
         if isinstance(value, torch.Tensor) and (value.is_complex() or not torch.isfinite(value.double()).all()):
-            raise Fail(f"{hint} (your result has NaN or inf)")
+            raise Fail(say('{hint} (your result has NaN or inf)', hint=hint))
         if figure_problem(figure_id, name, value):
             raise Fail(hint)
 
@@ -143,11 +143,11 @@ class Check:
 def tensor(out, case: str, shape=None, dtype=None) -> torch.Tensor:
     """``out`` must be a tensor of ``shape`` (and ``dtype``), else a hint saying what came back."""
     if not isinstance(out, torch.Tensor):
-        raise Fail(f"on {case} your function returned {guard.describe(out)}; return a torch tensor")
+        raise Fail(say('on {case} your function returned {describe}; return a torch tensor', case=case, describe=guard.describe(out)))
     if shape is not None and tuple(out.shape) != tuple(shape):
-        raise Fail(f"on {case} expected shape {tuple(shape)}, got {tuple(out.shape)}")
+        raise Fail(say('on {case} expected shape {shape}, got {got}', case=case, shape=tuple(shape), got=tuple(out.shape)))
     if dtype is not None and out.dtype != dtype:
-        raise Fail(f"on {case} expected dtype {dtype}, got {out.dtype}")
+        raise Fail(say('on {case} expected dtype {dtype}, got {dtype2}', case=case, dtype=dtype, dtype2=out.dtype))
     return out
 
 
@@ -163,7 +163,7 @@ def _first_line(error: BaseException) -> str:
     try:
         lines = str(error).splitlines()
     except Exception:                                           # a __str__ that raises
-        return "(its message could not be read)"
+        return say('(its message could not be read)')
     return lines[0][:200] if lines else ""
 
 
@@ -180,8 +180,7 @@ COURSE_DATA_ERRORS = (MissingFileError, ChecksumError, DamagedFileError)
 
 def _course_problem(name: str, error: BaseException) -> Result:
     """A file of the course is missing or damaged: not the learner's mistake, and said so."""
-    hint = (f"the check could not run: a file of the course is missing or damaged, not your code "
-            f"({type(error).__name__}: {_first_line(error)}); reinstall or ask your instructor")
+    hint = (say('the check could not run: a file of the course is missing or damaged, not your code ({error_type}: {error}); reinstall or ask your instructor', error_type=type(error).__name__, error=_first_line(error)))
     return Result(name, False, _lines(f"✗ {name}: {hint}", []), hint=hint, course_problem=True)
 
 
@@ -191,7 +190,7 @@ def run(name: str, fn, body, seconds: float | None = None) -> Result:
     check runs alone and leaves no global state behind (``guard.isolated``)."""
     if not callable(fn):
         return Result(name, False, f"✗ {name}: " + text("exercise.pass_function", name=name),
-                      hint="pass the function, not its result")
+                      hint=say('pass the function, not its result'))
     check = Check(name, fn, seconds)
     try:
         with guard.isolated():
@@ -202,15 +201,14 @@ def run(name: str, fn, body, seconds: float | None = None) -> Result:
             except (Fail, NotAttempted, KeyboardInterrupt):
                 raise
             except Exception as error:              # the check could not read what came back
-                raise Fail(f"on {check.case} your function returned {guard.describe(check.last)}, which the "
-                           f"check could not use ({type(error).__name__}): return what the docstring asks for") from None
+                raise Fail(say('on {case} your function returned {describe}, which the check could not use ({error_type}): return what the docstring asks for', case=check.case, describe=guard.describe(check.last), error_type=type(error).__name__)) from None
     except NotAttempted:
         return Result(name, False, _lines(f"· {name}: " + text("exercise.not_attempted"), []), attempted=False)
     except Fail as fail:
         hint = str(fail)
         return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)
     except KeyboardInterrupt:
-        hint = f"interrupted during the check of {check.case}"
+        hint = say('interrupted during the check of {case}', case=check.case)
         return Result(name, False, _lines(f"✗ {name}: {hint}", []), details=list(check.proven), hint=hint)
     return Result(name, True, _lines(f"✓ {name}", check.proven), details=list(check.proven))
 
