@@ -8,7 +8,7 @@ Every notebook's first code cell chooses it (the notebooks in notebooks/zh/ say 
 From then on the plots' titles, axis labels and legends, the sampling panel, the token
 playground, the ✓ check lines' notes, the Checks cell's summary line, the exercise checks'
 frame lines and the NameError hint come from :data:`course_lib.ui.strings.STRINGS` in that
-language. The numbers, figure ids and token texts never change with the language.
+language; the exercise checks' hints and ✓ lines from ``course_lib.exercises.messages``. The numbers, figure ids and token texts never change with the language.
 
 :func:`text` is how course_lib asks for a string: ``text("plot.probability")``, or with the
 string's ``{placeholders}`` filled in: ``text("checks.show_all", n=18)``.

@@ -120,7 +120,7 @@ EN = {
     # -- hints.py (all notebooks)
     "hints.name_error": ("`{name}` is defined by an earlier cell of this notebook: run the notebook from "
                          "the top (Kernel → Restart and Run All), or run the cells above this one first."),
-    # -- exercises/core.py (the frame of every exercise check; the hints themselves are English)
+    # -- exercises/core.py (the frame of every exercise check; the hints and ✓ lines: exercises/messages_zh.py)
     "exercise.not_attempted": "not attempted yet: write the function above, then run both cells",
     "exercise.pass_function": "pass your function itself, e.g. check_{name}({name})",
 }
