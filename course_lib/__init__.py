@@ -51,3 +51,10 @@ The layers
                    worked solutions in notebooks/solutions/exercise_solutions.ipynb
 """
 __version__ = "0.1.0"
+
+# In a notebook kernel, the first import of course_lib (after a restart: the first cell, or any
+# cell that imports from course_lib, as every exercise's check cell does) turns on the NameError
+# hint: "run the notebook from the top" (ui.hints). Nothing happens outside a kernel.
+from .ui.hints import explain_name_errors_in_a_notebook as _explain  # noqa: E402
+
+_explain()

@@ -20,20 +20,27 @@ from .strings import STRINGS
 LANGUAGES = tuple(STRINGS)            # ("en", "zh")
 DEFAULT = "en"
 _current = DEFAULT
+_chosen = False                       # has set_language been called in this process?
 
 
 def set_language(code: str) -> None:
     """Choose the language of course_lib's labels and messages: ``"en"`` or ``"zh"``."""
-    global _current
+    global _current, _chosen
     if code not in STRINGS:
         raise ValueError(f"unknown language {code!r}: course_lib speaks "
                          + ", ".join(repr(c) for c in LANGUAGES))
-    _current = code
+    _current, _chosen = code, True
 
 
 def current_language() -> str:
     """The code chosen by :func:`set_language` (``"en"`` until one is chosen)."""
     return _current
+
+
+def language_chosen() -> bool:
+    """Whether a notebook (or anything) has called :func:`set_language` in this process. After a
+    kernel restart it is False until the notebook's first cell runs again."""
+    return _chosen
 
 
 def text(key: str, **values) -> str:
