@@ -355,9 +355,12 @@ GLYPH_JS = r"""([selector, text]) => {
 }"""
 
 def copy_notebooks(root: Path) -> None:
-    """Both editions' notebooks into ``root`` (the Chinese one as zh/)."""
+    """Both editions' notebooks into ``root`` (the Chinese one as zh/), with the worked solutions
+    their links open (solutions/, zh/solutions/)."""
     root.mkdir()
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         shutil.copy(notebook, root / notebook.name)
+    if (ROOT / "notebooks" / "solutions").is_dir():
+        shutil.copytree(ROOT / "notebooks" / "solutions", root / "solutions")
     if (ROOT / "notebooks" / "zh").is_dir():
         shutil.copytree(ROOT / "notebooks" / "zh", root / "zh")

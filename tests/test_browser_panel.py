@@ -169,7 +169,7 @@ PANEL_LABELS_JS = r"""() => {
 
 # the English words of the panel's own strings (course_lib.ui.strings, "panel.*"); "top-k",
 # "top-p", "min-p", "argmax", "id", "u", "T", "p" are notation, the same in both editions
-ENGLISH_CONTROL_WORDS = re.compile(r"\b(temperature|greedy|off|strip|order|ranked|append|chosen|token|reset|"
+ENGLISH_CONTROL_WORDS = re.compile(r"\b(temperature|greedy|off|strip|order|ranked|append|chosen|token|ids|reset|"
                                    r"kept|lands|more|stopped|grey|colour|renormalised|interval|red|line)\b",
                                    re.IGNORECASE)
 
@@ -310,3 +310,42 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(page, 
     shown = "".join(src.split(",", 1)[1].split())
     assert shown == course["png"], "the chart in the browser is not the one drawn with the course's fonts"
     assert shown != no_cjk["png"], "the chart in the browser is the one drawn without a CJK font"
+
+
+# The top of notebook `path`'s visible panel's heading that starts with `start`, against its
+# scroller's box: 0 … height means the heading is in view.
+HEADING_IN_VIEW_JS = r"""([path, start]) => {
+  const panel = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
+  if (!panel) return null;
+  const scroller = panel.querySelector('.jp-WindowedPanel-outer');
+  const heading = [...panel.querySelectorAll('h2')].find(h => h.textContent.startsWith(start));
+  const tab = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)') === panel &&
+    window.jupyterapp.shell.currentWidget.context.path;
+  if (!heading || tab !== path) return null;
+  const top = heading.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+  return {top: Math.round(top), height: scroller.clientHeight};
+}"""
+
+
+def test_a_link_to_the_worked_solutions_reaches_its_chapter(page):
+    """07's link "…exercise_solutions.ipynb#07-sampling" opens the solutions notebook, and (as the
+    notebooks say: JupyterLab 4 opens a notebook at its top the first time) clicking it again
+    scrolls to the chapter's heading. Both editions."""
+    with failure_screenshot(page):
+        for notebook, solutions in (("07_sampling.ipynb", "solutions/exercise_solutions.ipynb"),
+                                    ("zh/07_sampling.ipynb", "zh/solutions/exercise_solutions.ipynb")):
+            for attempt in (1, 2):
+                open_notebook(page, notebook) if attempt == 1 else page.evaluate(
+                    "(path) => { const w = [...window.jupyterapp.shell.widgets('main')].find("
+                    "w => w.context && w.context.path === path); window.jupyterapp.shell.activateById(w.id); }",
+                    notebook)
+                link = page.locator(".jp-RenderedMarkdown a[href*='exercise_solutions.ipynb'][href$='#07-sampling']").first
+                link.scroll_into_view_if_needed()
+                link.click()
+                wait_until(page, f"() => !!({HEADING_IN_VIEW_JS})({json.dumps([solutions, '07 · '])})",
+                           f"{solutions} to open from {notebook}'s link", 60)
+                time.sleep(1.0)                                   # let JupyterLab scroll, if it does
+                where = page.evaluate(HEADING_IN_VIEW_JS, [solutions, "07 · "])
+                print(f"{notebook}, click {attempt}: the 07 heading at {where['top']} of {where['height']} px")
+            assert 0 <= where["top"] < where["height"], f"{solutions}'s 07 heading is not in view: {where}"
+            page.screenshot(path=str(ARTIFACTS / f"solutions_link_{notebook[:2]}.png"))

@@ -147,3 +147,20 @@ def test_the_chinese_panel_labels_every_control_in_chinese_and_keeps_the_values(
     english = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS)
     assert english.order.options == (("id", "id"), ("ranked", "ranked"))
     assert english.top_k.style.description_width == "90px" and english.top_k.layout.width == "420px"
+
+
+def test_the_context_line_speaks_the_panel_language(five):
+    """The line above the controls: the title, the text so far and its ids ("ids" in English,
+    "词元 id" in Chinese, the title followed by a full-width colon)."""
+    from course_lib.ui.language import set_language
+
+    english = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS, title="five-token model")
+    assert english.context_text() == "five-token model: 'aba'  ids [0, 1, 0]"
+    assert english.context.value == "<pre style='font-size:13px'>five-token model: &#x27;aba&#x27;  ids [0, 1, 0]</pre>"
+    set_language("zh")
+    try:
+        chinese = SamplingPanel(five, FIVE_TOKEN_VOCAB.piece, INPUT_IDS, title="五词元模型")
+        assert chinese.context_text() == "五词元模型：'aba'  词元 id [0, 1, 0]"
+        assert "ids" not in chinese.context.value
+    finally:
+        set_language("en")

@@ -237,8 +237,9 @@ class SamplingPanel:
         self.append_button.disabled = bool(self.stopped)
 
     def context_text(self) -> str:
-        text = "".join(self.piece(i) for i in self.ids if i != self.end_id)
-        line = f"{self.title + ': ' if self.title else ''}{text!r}  ids {self.ids}"
+        spelled = "".join(self.piece(i) for i in self.ids if i != self.end_id)
+        line = (text("panel.titled", title=self.title) if self.title else "") + text(
+            "panel.context", text=spelled, ids=self.ids)
         return line + (f"\n{self.stopped}" if self.stopped else "")
 
     def append(self):

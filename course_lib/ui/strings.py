@@ -104,6 +104,8 @@ EN = {
     "panel.reset": "reset",
     "panel.stopped_end": "stopped: the end id {id} was chosen",
     "panel.stopped_full": "stopped: the position table holds {n} rows",
+    "panel.titled": "{title}: ",
+    "panel.context": "{text!r}  ids {ids}",
     # -- token_display.py (01): the token playground
     "tokens.too_long": ("<p><b>The text has {n:,} characters; showing the tokens of the first "
                         "{max:,} only</b> (encode the whole text with "
@@ -222,6 +224,8 @@ ZH = {
     "panel.reset": "重置",
     "panel.stopped_end": "已停止：选中了结束 id {id}",
     "panel.stopped_full": "已停止：位置表只有 {n} 行",
+    "panel.titled": "{title}：",
+    "panel.context": "{text!r}  词元 id {ids}",
     # -- token_display.py
     "tokens.too_long": ("<p><b>这段文本有 {n:,} 个字符；只显示前 {max:,} 个字符的词元</b>"
                         "（对整段文本编码请用 <code>gpt2_encoding().encode(text)</code>）。</p>"),
