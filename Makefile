@@ -48,7 +48,7 @@ FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure
 # stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
 SCALAR_NB_SKIP := --ignore=notebooks/zh
 
-.PHONY: setup setup-test lab stop test test-matrix test-wheel test-binder
+.PHONY: setup setup-test lab stop my-copy test test-matrix test-wheel test-binder
 
 PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
 
@@ -80,6 +80,21 @@ stop:
 	@ports=$$($(BIN)/jupyter server list --json | $(BIN)/python -c 'import json, os, sys; [print(s["port"]) for s in map(json.loads, sys.stdin) if os.path.realpath(s["root_dir"]) == os.path.realpath(sys.argv[1])]' "$(CURDIR)"); \
 	if [ -z "$$ports" ]; then echo "no JupyterLab started from $(CURDIR) is running"; fi; \
 	for port in $$ports; do $(BIN)/jupyter lab stop $$port; done
+
+# Your own copy of every notebook (both editions, the solutions too) in my-notebooks/, to work
+# in: `make test` re-runs notebooks/ only and compares it with the stored outputs, so solved
+# exercises saved there would fail it. A file already in my-notebooks/ is never overwritten.
+# Open it with: make lab LAB_URL=/lab/tree/my-notebooks/01_tokenizer.ipynb
+MY_COPY := my-notebooks
+my-copy:
+	@made=0; kept=0; \
+	for f in $$(cd notebooks && find . -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort); do \
+		t="$(MY_COPY)/$${f#./}"; \
+		if [ -e "$$t" ]; then kept=$$((kept + 1)); \
+		else mkdir -p "$$(dirname "$$t")" && cp "notebooks/$${f#./}" "$$t" && made=$$((made + 1)); fi; \
+	done; \
+	echo "$(MY_COPY)/: $$made notebook(s) copied, $$kept already there kept as they are"; \
+	echo "open it: make lab LAB_URL=/lab/tree/$(MY_COPY)/01_tokenizer.ipynb"
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)
