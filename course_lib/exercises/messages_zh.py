@@ -5,7 +5,6 @@ Keyed by the English template a checker writes; each Chinese line keeps the same
 词元, 嵌入, 注意力, 残差, 层归一化, 温度, 采样, 词表, logits. Figure ids, code names, shapes and
 numbers stay as they are.
 """
-# flake8: noqa: E501  (one message per line reads best)
 
 ZH = {
     # -- core.py: what every check can say
