@@ -6,6 +6,7 @@ import ast
 import json
 import re
 import string
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,11 @@ CHECKERS = sorted(EXERCISE_DIR.glob("ch0*.py")) + [EXERCISE_DIR / "core.py"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 SENTENCE = re.compile(r"[A-Za-z]{2,}[^\w{}\s]*\s+[^\w{}]*[A-Za-z]{2,}")      # two English words in a row
 DATA = {"The meaning of life is"}                                              # texts the checks encode, not messages
+
+
+def columns(line: str) -> int:
+    """Columns a line takes in a notebook cell: a wide (CJK) character takes two."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
 
 
 @pytest.fixture(autouse=True)
@@ -114,6 +120,7 @@ def test_a_wrong_answer_under_zh_gets_its_hint_in_chinese(name, mistake, fn, hin
     assert CJK.search(chinese.hint), chinese.hint
     assert hint not in chinese.hint and chinese.hint != english.hint
     assert chinese.message.startswith(f"✗ {name}: ")
+    assert all(columns(line) <= 88 for line in chinese.message.splitlines()), chinese.message
 
 
 @pytest.mark.parametrize("name", list(EXERCISES))
@@ -123,6 +130,7 @@ def test_a_right_answer_under_zh_gets_its_tick_lines_in_chinese(name):
     assert result.passed and result.message.startswith(f"✓ {name}\n")
     assert result.details and any(CJK.search(line) for line in result.details)
     assert all(CJK.search(line) or not SENTENCE.search(line) for line in result.details), result.details
+    assert all(columns(line) <= 88 for line in result.message.splitlines()), result.message
 
 
 # ---------------------------------------------------------------------------- hints point at the idea

@@ -15,7 +15,9 @@ attempted yet": a friendly line, no traceback.
 from __future__ import annotations
 
 import contextlib
+import re
 import textwrap
+import unicodedata
 import traceback
 from functools import lru_cache
 from dataclasses import dataclass, field
@@ -34,10 +36,37 @@ WIDTH = 88                                        # a notebook cell's width: lon
 
 
 def _lines(head: str, items) -> str:
-    """``head`` then one indented line per item, each wrapped at :data:`WIDTH`."""
-    wrapped = [textwrap.fill(head, WIDTH, subsequent_indent="  ")]
-    wrapped += [textwrap.fill(item, WIDTH, initial_indent="  · ", subsequent_indent="    ") for item in items]
+    """``head`` then one indented line per item, each wrapped at :data:`WIDTH` columns."""
+    wrapped = [_fill(head, "", "  ")]
+    wrapped += [_fill(item, "  · ", "    ") for item in items]
     return "\n".join(wrapped)
+
+
+# a character a notebook draws two columns wide (CJK and full-width punctuation), or a run of
+# spaces, or a run of other characters (a word, a number, a figure id)
+_PIECES = re.compile(r"\s+|[\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
+                     r"|[^\s\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+")
+
+
+def _columns(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _fill(text: str, first: str, rest: str) -> str:
+    """``text`` wrapped at :data:`WIDTH` columns: textwrap for a line of narrow characters (as
+    before), else a break between any two wide characters or at a space (a Chinese hint)."""
+    if _columns(text) == len(text):
+        return textwrap.fill(text, WIDTH, initial_indent=first, subsequent_indent=rest)
+    lines, line = [], first
+    for piece in _PIECES.findall(text):
+        if _columns(line) + _columns(piece) > WIDTH and line.strip() and line not in (first, rest):
+            lines.append(line.rstrip())
+            line = rest
+            if piece.isspace():
+                continue
+        line += piece
+    lines.append(line.rstrip())
+    return "\n".join(lines)
 
 
 @dataclass
