@@ -153,7 +153,7 @@ inroot() {  # inroot COMMAND...: run inside the trixie root, clean environment
     PIP_CACHE_DIR=/var/cache/pip PIP_PROGRESS_BAR=off "$@"
 }
 unmount_root() {
-  for m in var/cache/pip opt/local-wheels dev/pts dev sys proc; do
+  for m in var/cache/pip opt/local-wheels dev/pts dev sys proc ""; do
     mountpoint -q "$TRIXIE/$m" 2>/dev/null && umount "$TRIXIE/$m"
   done
 }
@@ -165,6 +165,9 @@ py313_env() {
       trixie "$TRIXIE" "$MIRROR" > "$OUT/py313-debootstrap.log" 2>&1 || { log "py313: debootstrap FAILED"; return 1; }
   fi
   trap unmount_root EXIT
+  # the root a mount of its own, as in a container: the grader's private /tmp makes "/" private
+  # in its mount namespace, which needs "/" to be a mount point (in a bare chroot it is not)
+  mountpoint -q "$TRIXIE" || mount --bind "$TRIXIE" "$TRIXIE"
   mountpoint -q "$TRIXIE/proc" || mount -t proc proc "$TRIXIE/proc"
   mountpoint -q "$TRIXIE/sys" || mount -t sysfs sys "$TRIXIE/sys"
   mountpoint -q "$TRIXIE/dev" || mount --bind /dev "$TRIXIE/dev"
