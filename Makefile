@@ -119,7 +119,7 @@ test: $(TEST_STAMP)
 #     pip check, and JupyterLab in Chromium running notebook 01 of both editions
 MATRIX_ENVS ?=
 test-matrix:
-	nice .ci/matrix.sh $(MATRIX_ENVS)
+	nice -n 19 .ci/matrix.sh $(MATRIX_ENVS)
 
 test-wheel: $(TEST_STAMP)
 	$(PYTEST_ONE) -m install tests/test_wheel_install.py
