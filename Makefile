@@ -125,16 +125,17 @@ test: $(TEST_STAMP)
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part
 # of `make test`. README, "Versions" and "Install where you already are".
-#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.13 (Debian
-#     trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each running
-#     the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of them)
+#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, Python 3.13
+#     (Debian trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each
+#     running the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of
+#     them; at nice 19, so that other work on the machine goes first)
 #   test-wheel: the built wheel alone, in a fresh venv outside the checkout: every offline
 #     figure, and nbval on every notebook
 #   test-binder: repo2docker's locked base environment + environment.yml + postBuild, then
 #     pip check, and JupyterLab in Chromium running notebook 01 of both editions
 MATRIX_ENVS ?=
 test-matrix:
-	nice .ci/matrix.sh $(MATRIX_ENVS)
+	nice -n 19 .ci/matrix.sh $(MATRIX_ENVS)
 
 test-wheel: $(TEST_STAMP)
 	$(PYTEST_ONE) -m install tests/test_wheel_install.py

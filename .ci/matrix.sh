@@ -3,13 +3,15 @@
 # fresh from a clone of the committed HEAD, then runs the unit tests (the browser tests aside)
 # and nbval on every notebook (both editions and the solutions), strict, as `make test` does.
 #
-#   .ci/matrix.sh [ENV ...]        ENV: lock oldest newest py313 existing (default: all five)
+#   .ci/matrix.sh [ENV ...]        ENV: lock oldest newest py312 py313 existing (default: all six)
 #
 #   lock      Python 3.11, every package at its version in .ci/constraints.txt
 #   oldest    Python 3.11, every direct dependency (runtime and test extras) at the lower bound
 #             pyproject.toml gives it; the packages under them as pip resolves them
 #   newest    Python 3.11, the newest release on PyPI of everything (pip's local configuration,
 #             which caps torch on the course machines, is set aside for this one install)
+#   py312     Python 3.12 (python3.12 on PATH, else pyenv's; PY312=/path/to/python3.12 to choose),
+#             the lock's versions
 #   py313     Python 3.13 in a Debian trixie root made with debootstrap (native, no emulation;
 #             needs root), the lock's versions
 #   existing  Python 3.11 that already holds torch 2.14.1 and numpy 2.3.5 (as Colab, Kaggle or
@@ -29,7 +31,7 @@ OUT="$PROJECT/artifacts/matrix"
 TRIXIE="${TRIXIE_ROOT:-$MATRIX_DIR/trixie-root}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PY311="${PY311:-python3.11}"
-ENVS="${*:-lock oldest newest py313 existing}"
+ENVS="${*:-lock oldest newest py312 py313 existing}"
 mkdir -p "$MATRIX_DIR/pip-cache" "$OUT"
 export PIP_CACHE_DIR="$MATRIX_DIR/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 COMMIT=$(git -C "$PROJECT" rev-parse --short HEAD)
@@ -76,10 +78,10 @@ print("Python " + platform.python_version() + ", " + ", ".join(n + " " + m.versi
 versions() { "$@" -c "$VERSIONS_PY"; }
 
 host_env() {  # host_env NAME PIP-INSTALL-ARGS...: fresh clone + venv on this machine, then the tests
-  local env=$1; shift
+  local env=$1; shift                     # (the venv's Python: $VENV_PY, else $PY311)
   local dir="$MATRIX_DIR/$env"
   rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src" && echo "$dir/src" > "$OUT/$env.src"
-  "$PY311" -m venv "$dir/venv"
+  "${VENV_PY:-$PY311}" -m venv "$dir/venv"
   log "$env: pip install $*"
   (cd "$dir/src" && "$dir/venv/bin/python" -m pip install "$@") > "$OUT/$env-pip.log" 2>&1 \
     || { log "$env: pip install FAILED (see $OUT/$env-pip.log)"; echo "| $env | install failed | | |" > "$OUT/$env.row"; return 1; }
@@ -127,6 +129,14 @@ newest_env() {
   finish_row newest "$(versions "$d/venv/bin/python")" "$d"
 }
 
+py312_env() {
+  local py="${PY312:-$(command -v python3.12 || ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)}"
+  [ -x "$py" ] || { log "py312: no python3.12 found (PY312=/path/to/python3.12)"; echo "| py312 | did not run: no Python 3.12 | | |" > "$OUT/py312.row"; return 1; }
+  VENV_PY="$py" host_env py312 -c .ci/constraints.txt -e ".[test]" || return
+  local d="$MATRIX_DIR/py312"; run_tests py312 "$d/venv/bin/python" "$d/src" "$d"
+  finish_row py312 "$(versions "$d/venv/bin/python")" "$d"
+}
+
 existing_env() {
   # the learner's environment: torch 2.14.1 and numpy 2.3.5 first, then the course on top
   host_env existing torch==2.14.1 numpy==2.3.5 || return
@@ -153,7 +163,7 @@ inroot() {  # inroot COMMAND...: run inside the trixie root, clean environment
     PIP_CACHE_DIR=/var/cache/pip PIP_PROGRESS_BAR=off "$@"
 }
 unmount_root() {
-  for m in var/cache/pip opt/local-wheels dev/pts dev sys proc; do
+  for m in var/cache/pip opt/local-wheels dev/pts dev sys proc ""; do
     mountpoint -q "$TRIXIE/$m" 2>/dev/null && umount "$TRIXIE/$m"
   done
 }
@@ -165,6 +175,9 @@ py313_env() {
       trixie "$TRIXIE" "$MIRROR" > "$OUT/py313-debootstrap.log" 2>&1 || { log "py313: debootstrap FAILED"; return 1; }
   fi
   trap unmount_root EXIT
+  # the root a mount of its own, as in a container: the grader's private /tmp makes "/" private
+  # in its mount namespace, which needs "/" to be a mount point (in a bare chroot it is not)
+  mountpoint -q "$TRIXIE" || mount --bind "$TRIXIE" "$TRIXIE"
   mountpoint -q "$TRIXIE/proc" || mount -t proc proc "$TRIXIE/proc"
   mountpoint -q "$TRIXIE/sys" || mount -t sysfs sys "$TRIXIE/sys"
   mountpoint -q "$TRIXIE/dev" || mount --bind /dev "$TRIXIE/dev"
@@ -198,14 +211,14 @@ py313_env() {
 log "matrix at $COMMIT: $ENVS (installs in $MATRIX_DIR)"
 for env in $ENVS; do
   case $env in
-    lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py313) py313_env ;; existing) existing_env ;;
+    lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py312) py312_env ;; py313) py313_env ;; existing) existing_env ;;
     *) log "unknown environment: $env"; exit 2 ;;
   esac
 done
 {
   echo "| environment | versions | date (commit) | unit tests (browser aside) | nbval cells (both editions + solutions) |"
   echo "|---|---|---|---|---|"
-  for env in lock oldest newest py313 existing; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done
+  for env in lock oldest newest py312 py313 existing; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done
 } > "$OUT/summary.md"
 cat "$OUT/summary.md"
 ! grep -qE "FAILED|did not run|install failed" "$OUT/summary.md"

@@ -178,7 +178,7 @@ def test_make_lab_passes_server_options(tmp_path):
 
 def test_the_install_checks_are_targets_of_their_own(tmp_path):
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert re.search(r"^test-matrix:\n\tnice \.ci/matrix\.sh", makefile, re.M)
+    assert re.search(r"^test-matrix:\n\tnice -n 19 \.ci/matrix\.sh \$\(MATRIX_ENVS\)$", makefile, re.M)
     assert re.search(r"^test-wheel: .*\n\t.*-m install tests/test_wheel_install\.py", makefile, re.M)
     assert re.search(r"^test-binder: .*\n\t.*-m install tests/test_binder\.py", makefile, re.M)
     # make test neither runs the matrix nor the install tests (they download)

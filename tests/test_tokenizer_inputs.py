@@ -3,8 +3,9 @@
 * special-token names GPT-2 does not have, and the arguments' types, exactly as tiktoken;
 * text that is not a ``str``;
 * a million spaces through tiktoken's own gpt2 pattern;
-* the 267 code points where the ``regex`` module's letter table and tiktoken's disagree:
-  listed, and the difference pinned (documented in ``BPETokenizer``'s docstring).
+* the 267 code points where the ``regex`` module's letter table (in its newest releases) and
+  tiktoken's disagree: listed, and the difference pinned to what the installed regex says
+  (documented in ``BPETokenizer``'s docstring).
 """
 import pytest
 import regex
@@ -100,19 +101,29 @@ def test_a_million_spaces(tok):
     assert T.gpt2_encoding().encode(mixed) == tok.encode(mixed)
 
 
-def test_the_267_letters_the_two_tables_disagree_on_are_pinned(tok):
+def test_the_tokenizers_differ_exactly_where_regex_counts_a_letter_tiktoken_does_not(tok):
+    """The 267 candidates, and what the installed ``regex`` says of each: its letter table
+    follows its Unicode data, which its releases update (measured: none of the 267 is a letter
+    in regex 2025.9.18 and older, 73 are in 2025.11.3–2026.5.9, all 267 in 2026.11.19). Where
+    regex counts a letter, the course's pattern joins it to the next word and tiktoken's does
+    not; where it does not, the two tokenizers agree. Either way the text decodes back."""
     enc = real_gpt2_encoding()
     assert len(DISAGREE) == len(set(DISAGREE)) == 267
+    letters = [cp for cp in DISAGREE if regex.fullmatch(r"\p{L}", chr(cp))]
+    assert len(letters) in (0, 73, 267), f"regex {regex.__version__}: {len(letters)} of the 267 are letters"
     for cp in DISAGREE:
         c = chr(cp)
-        assert regex.fullmatch(r"\p{L}", c), hex(cp)
         text = c + "蜳"
         ours, theirs = tok.encode(text), enc.encode(text)
-        # ours: one word of two letters; tiktoken: c as a word of its own, then 蜳
-        assert ours != theirs, hex(cp)
-        assert theirs == enc.encode(c) + enc.encode("蜳"), hex(cp)
         assert tok.decode(ours) == enc.decode(theirs) == text
+        if cp in letters:
+            # ours: one word of two letters; tiktoken: c as a word of its own, then 蜳
+            assert ours != theirs, hex(cp)
+            assert theirs == enc.encode(c) + enc.encode("蜳"), hex(cp)
+        else:
+            assert ours == theirs, hex(cp)
         for near in (cp - 1, cp + 1):             # the neighbours, letters in both tables, agree
             if near not in DISAGREE:
                 assert tok.encode(chr(near) + "蜳") == enc.encode(chr(near) + "蜳"), hex(near)
-    assert tok.encode("\U000323c8蜳") != enc.encode("\U000323c8蜳")          # the issue's example
+    if 0x323C8 in letters:                                                   # the issue's example
+        assert tok.encode("\U000323c8蜳") != enc.encode("\U000323c8蜳")

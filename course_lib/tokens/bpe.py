@@ -130,11 +130,12 @@ class BPETokenizer:
 
     ``encode`` and ``decode`` agree with tiktoken's GPT-2 encoding on every string
     (tests/test_tokenizer.py checks thousands, tests/test_properties.py any text), with one
-    known exception: 267 code points in blocks Unicode 17 filled (U+323C8, U+3D008 and every
-    64th after them, …). The ``regex`` module's tables count them as letters, so ``\\p{L}``
-    joins them to a neighbouring word; tiktoken's tables do not, so its pattern splits there
-    and text holding one can get other ids. tests/test_tokenizer_inputs.py lists them all and
-    pins the difference (a new ``regex`` or tiktoken that changes it fails there).
+    known exception: up to 267 code points in blocks Unicode 17 filled (U+323C8, U+3D008 and
+    every 64th after them, …). Recent releases of the ``regex`` module count them as letters
+    (73 of them from regex 2025.11.3, all 267 in 2026.11.19; none before), so ``\\p{L}`` joins
+    them to a neighbouring word; tiktoken's tables do not, so its pattern splits there and text
+    holding one can get other ids. tests/test_tokenizer_inputs.py lists them all and pins the
+    difference to what the installed regex says (a release that changes it fails there).
     """
 
     def __init__(self, directory: Path | None = None):
