@@ -130,8 +130,13 @@ newest_env() {
 }
 
 py312_env() {
-  local py="${PY312:-$(command -v python3.12 || ls -d "$HOME"/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)}"
-  [ -x "$py" ] || { log "py312: no python3.12 found (PY312=/path/to/python3.12)"; echo "| py312 | did not run: no Python 3.12 | | |" > "$OUT/py312.row"; return 1; }
+  local py="${PY312:-}" candidate
+  if [ -z "$py" ]; then   # the first python3.12 that runs (a pyenv shim on PATH may not)
+    for candidate in $(command -v python3.12) "$HOME"/.pyenv/versions/3.12*/bin/python3.12; do
+      "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null && { py=$candidate; break; }
+    done
+  fi
+  [ -n "$py" ] && [ -x "$py" ] || { log "py312: no python3.12 found (PY312=/path/to/python3.12)"; echo "| py312 | did not run: no Python 3.12 | | |" > "$OUT/py312.row"; return 1; }
   VENV_PY="$py" host_env py312 -c .ci/constraints.txt -e ".[test]" || return
   local d="$MATRIX_DIR/py312"; run_tests py312 "$d/venv/bin/python" "$d/src" "$d"
   finish_row py312 "$(versions "$d/venv/bin/python")" "$d"
