@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from . import methods, threshold
 from .checks import numpy_view
 
 _FIRST_WIDTH = 4096        # top-p: the largest values sorted first (rows needing more: × 8, then all)
@@ -72,29 +73,63 @@ def _fix_tied_rows(mask: torch.Tensor, tied: np.ndarray, key: torch.Tensor, n: n
     return mask
 
 
-def top_k_fast(key: torch.Tensor, k: int) -> torch.Tensor:
-    """[B, V] mask of the first k ids of each row of ``key`` (k < V): a partition finds the
-    k-th and (k+1)-th largest values; rows where they differ keep ``key ≥ k-th``."""
-    a = as_numpy(key)
+def _top_k_partition(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
+    """Method "partition": numpy moves each row's k + 1 largest values to its end."""
     part = _largest_rows(a, k, range(len(a)))                    # [B, k+1]
     kth, after = part[:, 1:].min(axis=-1), part[:, 0]
     mask = _at_or_above(a, kth)
     return _fix_tied_rows(mask, np.flatnonzero(kth == after), key, np.full(len(a), k))
 
 
-def top_k_candidates(key: torch.Tensor, k: int) -> torch.Tensor:
-    """[B, k] the ids :func:`top_k_fast` keeps, in increasing id order (k < V)."""
+def _top_k_torch(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
+    """Method "topk": ``torch.topk`` finds the k-th and (k+1)-th largest values of each row."""
+    values = torch.topk(key, k + 1, dim=-1).values               # [B, k+1], sorted
+    kth, after = (values[:, k - 1].double().numpy(), values[:, k].double().numpy())
+    mask = _at_or_above(a, kth.astype(a.dtype))
+    return _fix_tied_rows(mask, np.flatnonzero(kth == after), key, np.full(len(a), k))
+
+
+def top_k_fast(key: torch.Tensor, k: int) -> torch.Tensor:
+    """[B, V] mask of the first k ids of each row of ``key`` (k < V), by the fastest method
+    here (``methods.py``): numpy's partition, ``torch.topk``, or a bar from a sample."""
     a = as_numpy(key)
+    ways = {"partition": lambda: _top_k_partition(a, k, key), "topk": lambda: _top_k_torch(a, k, key)}
+    if threshold.usable(a.shape[1], k):
+        ways["threshold"] = lambda: threshold.top_k_mask(a, k)
+    return methods.run(methods.kind_of("top_k", a.shape, a.dtype, k), ways)
+
+
+def _top_k_ids_partition(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
     V = a.shape[-1]
     idx = np.argpartition(a, V - k - 1, axis=-1)[:, V - k - 1:]   # [B, k+1]: (k+1)-th largest first
     values = np.take_along_axis(a, idx, axis=-1)
     tied = np.flatnonzero(values[:, 1:].min(axis=-1) == values[:, 0])
-    ids = torch.from_numpy(np.sort(idx[:, 1:], axis=-1))
-    if tied.size:                                                 # the exact tie path's ids
+    return _exact_tied_ids(torch.from_numpy(np.sort(idx[:, 1:], axis=-1)), tied, key, k)
+
+
+def _top_k_ids_torch(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
+    values, idx = torch.topk(key, k + 1, dim=-1)                 # [B, k+1], sorted
+    tied = np.flatnonzero((values[:, k - 1] == values[:, k]).numpy())
+    return _exact_tied_ids(torch.sort(idx[:, :k], dim=-1).values, tied, key, k)
+
+
+def _exact_tied_ids(ids: torch.Tensor, tied: np.ndarray, key: torch.Tensor, k: int) -> torch.Tensor:
+    """``ids`` with the rows listed in ``tied`` (the k-th value tied with the next) replaced
+    by the exact tie path's ids (the smallest ids among the tied)."""
+    if tied.size:
         rows = torch.from_numpy(tied)
         exact = top_n_mask(key[rows], torch.full((tied.size, 1), k))
         ids[rows] = torch.nonzero(exact)[:, 1].view(-1, k)
     return ids
+
+
+def top_k_candidates(key: torch.Tensor, k: int) -> torch.Tensor:
+    """[B, k] the ids :func:`top_k_fast` keeps, in increasing id order (k < V)."""
+    a = as_numpy(key)
+    ways = {"partition": lambda: _top_k_ids_partition(a, k, key), "topk": lambda: _top_k_ids_torch(a, k, key)}
+    if threshold.usable(a.shape[1], k):
+        ways["threshold"] = lambda: threshold.top_k_ids(a, k)
+    return methods.run(methods.kind_of("top_k_ids", a.shape, a.dtype, k), ways)
 
 
 def _top_p_rows(a: np.ndarray, p: float, width: int, rows) -> tuple[np.ndarray, ...]:
@@ -131,9 +166,24 @@ def top_p_count(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.nda
     return n, kth, tied
 
 
+def _top_p_threshold(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Method "threshold" (``threshold.top_p_collect``); rows it cannot settle go to
+    :func:`top_p_count`."""
+    n, kth, tied, settled = threshold.top_p_collect(a, p)
+    redo = np.flatnonzero(~settled)
+    if redo.size:
+        for column, value in zip((n, kth, tied), top_p_count(a[redo], p)):
+            column[redo] = value
+    return n, kth, tied
+
+
 def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor:
     """[B, V] keep-mask of top-p before −inf logits are removed: the first n ids by ``key``,
-    n from :func:`top_p_count` (probabilities rank like their logits)."""
+    n from :func:`top_p_count` or the bar of a sample (``threshold.py``), whichever is faster
+    here (``methods.py``; probabilities rank like their logits)."""
     a = as_numpy(probs)
-    n, kth, tied = top_p_count(a, p)
+    ways = {"partition": lambda: top_p_count(a, p)}
+    if threshold.usable(a.shape[1], 1):
+        ways["threshold"] = lambda: _top_p_threshold(a, p)
+    n, kth, tied = methods.run(methods.kind_of("top_p", a.shape, a.dtype, p), ways)
     return _fix_tied_rows(_at_or_above(a, kth), np.flatnonzero(tied), key, n)
