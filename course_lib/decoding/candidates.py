@@ -42,35 +42,44 @@ def filter_top_k_first(stages, z: torch.Tensor, allowed, temperature: float, red
     k = stages[0][1]
     idx = top_k_candidates(z, k)                                    # [B, k] ids, increasing
     zc = z.gather(1, idx).double().numpy()                          # [B, k] their logits
-    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        w = np.exp((zc - zc.max(axis=-1, keepdims=True)) / temperature)     # the row's max is here
+    shifted = zc - zc.max(axis=-1, keepdims=True)                   # the row's max is among them
+    if temperature >= 1e-30 and z.dtype != torch.float64:          # |z − max| < 7e38: no overflow
+        w = np.exp(shifted / temperature)
+    else:                                                           # (z − max) / τ may overflow to −inf
+        with np.errstate(over="ignore", invalid="ignore"):
+            w = np.exp(shifted / temperature)
+    w_by_id = w
     keep = zc != -np.inf
-    unsafe = (keep & (w > 0) & (w < _TINY)).any(axis=-1)
+    unsafe = ((w > 0) & (w < _TINY)).any(axis=-1)                 # w = 0 (a −inf logit) is exact
     delta = margin(k)
+    B = len(zc)
+    if any(rule is TOP_P for rule, _ in stages[1:]):                # work in ranked order
+        order = np.argsort(-zc, axis=-1, kind="stable")             # by logit, ties by id
+        at = np.arange(B)[:, None]
+        w, keep = w[at, order], keep[at, order]
     for rule, value in stages[1:]:
         kept_w = np.where(keep, w, 0.0)
         if rule is TOP_P:
-            order = np.argsort(-zc, axis=-1, kind="stable")         # by logit, ties by id
-            sums = np.cumsum(np.take_along_axis(kept_w, order, axis=-1), axis=-1)
+            sums = np.cumsum(kept_w, axis=-1)
             sums /= sums[:, -1:]                                    # running sums of the probabilities
             n = 1 + (sums[:, :-1] < value).sum(axis=-1)             # [B] places kept
-            at = np.arange(len(zc))
-            unsafe |= np.abs(sums[at, n - 1] - value) <= delta
-            unsafe |= (n >= 2) & (np.abs(sums[at, np.maximum(n - 2, 0)] - value) <= delta)
-            first_n = np.zeros_like(keep)
-            np.put_along_axis(first_n, order, np.arange(k) < n[:, None], axis=-1)
-            keep &= first_n
+            last, before = sums[np.arange(B), n - 1], sums[np.arange(B), np.maximum(n - 2, 0)]
+            unsafe |= (np.abs(last - value) <= delta) | ((n >= 2) & (np.abs(before - value) <= delta))
+            keep &= np.arange(k) < n[:, None]
         elif rule is MIN_P:
             bar = value * kept_w.max(axis=-1, keepdims=True)        # [B, 1]
             unsafe |= (keep & (np.abs(kept_w - bar) <= delta * bar)).any(axis=-1)
             keep &= kept_w >= bar
         else:                                                       # a stage added later: per row
             unsafe[:] = True
+    final = np.where(keep, w, 0.0)
+    if any(rule is TOP_P for rule, _ in stages[1:]):                # back to id order
+        keep[at, order], final[at, order] = keep.copy(), final.copy()
     if EXACT_ONLY:
         unsafe[:] = True
     rows = np.flatnonzero(unsafe)
     if rows.size:
         keep[rows] = redo_rows(torch.from_numpy(rows))
-    final = np.where(keep, w, 0.0)
+        final[rows] = np.where(keep[rows], w_by_id[rows], 0.0)
     final /= final.sum(axis=-1, keepdims=True)
     return idx, keep, final

@@ -37,7 +37,7 @@ def kind_of(work: str, shape, dtype, n) -> tuple:
     dtype and torch's thread count."""
     rows, V = shape
     size = n if isinstance(n, int) else max(1, round(1 / max(1e-9, 1 - n)))   # top-p: 1 / (1 − p)
-    return (work, rows.bit_length(), V.bit_length(), size.bit_length(), str(dtype), torch.get_num_threads())
+    return (work, rows.bit_length(), V.bit_length(), size.bit_length(), dtype, torch.get_num_threads())
 
 
 def _same(x, y) -> bool:

@@ -139,7 +139,7 @@ def _top_p_rows(a: np.ndarray, p: float, width: int, rows) -> tuple[np.ndarray, 
     V = a.shape[-1]
     whole = width + 1 >= V
     top = np.sort(a[rows] if whole else _largest_rows(a, width, rows), axis=-1)[:, ::-1]
-    sums = np.cumsum(top, axis=-1, dtype=np.float64)              # sums[j]: through place j
+    sums = threshold.ranked_sums(top)                            # sums[j]: through place j
     settled = np.ones(len(rows), dtype=bool) if whole else sums[:, width - 1] >= p
     n = 1 + (sums[:, :-1] < p).sum(axis=-1)                       # the first place, then each
     at = np.arange(len(rows))                                     # one whose sum before is < p

@@ -42,6 +42,13 @@ def _sample_rank(k: int) -> int:
     return math.ceil(1.5 * (k + 1) / STRIDE) + 8
 
 
+def ranked_sums(top: np.ndarray) -> np.ndarray:
+    """[B, w] float64 running sums of each row of ``top`` (values in ranked order), added one by
+    one from the left in float64 — the per-row rule's ``mass += q`` (torch's cumsum: several
+    times faster than numpy's)."""
+    return torch.cumsum(torch.from_numpy(np.array(top, dtype=np.float64, order="C")), dim=-1).numpy()
+
+
 def at_or_above(a: np.ndarray, bar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(rows, ids) of every value with a[b, i] ≥ bar[b], row by row in increasing id order."""
     flat = np.flatnonzero(a >= bar[:, None])
@@ -127,7 +134,7 @@ def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
     running = np.cumsum(top, axis=-1, dtype=np.float64)
     reach = (running < (p + (1.0 - p) / 4) * mass[:, None]).sum(axis=-1)
     place = reach + reach // 4 + 8
-    settled = place < r
+    settled = place < r                    # the others look wide: not collected, the caller redoes them
     bar = top[np.arange(B), np.minimum(place, r - 1)]
     settled &= bar > 0                     # a bar of 0 would collect every id whose value is 0
     bar[~settled] = np.inf
@@ -136,7 +143,7 @@ def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
     width = int(counts.max()) if rows.size else 1
     grid = _grid(a[rows, ids], rows, place, B, width, 0)            # [B, width], zeros after
     top = -np.sort(-grid, axis=-1)                                 # [B, width] descending
-    sums = np.cumsum(top, axis=-1, dtype=np.float64)             # in ranked order, one by one
+    sums = ranked_sums(top)
     settled &= (counts > 0) & (sums[:, -1] >= p)
     n = 1 + (sums[:, :-1] < p).sum(axis=-1)                        # the first place, then each
     at = np.arange(B)                                              # one whose sum before is < p
