@@ -1,18 +1,20 @@
-"""Which exact method a batched rule uses: the one measured fastest on this machine.
+"""Which exact method a batched rule uses: the one measured fastest where it runs.
 
 Not taught. ``select.py`` has several ways to find each row's first ids — ``torch.topk``, numpy's
-``partition``, a bar from a sample (``threshold.py``) — and which is fastest depends on k, V,
-the number of rows, the threads and the CPU (on an AMD EPYC numpy's ``partition`` of 64 × 50,257
-values costs more than ``torch.topk``; on an Intel Xeon it was the other way round). They all
-return the same ids (tests/test_decoding_methods.py forces each one and compares them with each
-other and with the per-row rules), so the choice changes the time a call takes, never its result.
+``partition``, a bar from a sample (``threshold.py``) — and ``rules.MinP`` compares in numpy or
+torch. Which is fastest depends on k (or p), V, the number of rows, the threads and the CPU: the
+code that was fastest on an Intel Xeon (numpy's ``partition``) was 1.9× slower than
+transformers' ``torch.topk`` on an AMD EPYC (issue 26). All methods return the same ids
+(tests/test_decoding_methods.py forces each one and compares them with each other and with the
+per-row rules), so the choice changes how long a call takes, never what it returns.
 
-The first call of a kind of work (the rule, and the size of its batch: rows, V and k or p rounded
-to powers of two, dtype, torch threads) runs every method that applies, each twice, on the call's
-own values, keeps the fastest for the rest of the process, and checks that all of them returned
-the same result (``MethodsDisagree`` if not: a bug, never hidden). Later calls of that kind run
-the chosen method alone. :func:`forced` makes every call use one method (the tests);
-:func:`chosen` lists what was picked (the benchmark prints it).
+The first call of a kind of work (the rule; rows, V and k or 1 / (1 − p) rounded to powers of
+two; the dtype; torch's threads) runs every method that applies on the call's own values, each
+at least 3 times (up to 25 while they take under 10 ms in all), keeps the one whose quickest run
+was quickest for the rest of the process, and checks that all of them returned the same result
+(``MethodsDisagree`` if not: a bug, never hidden). Later calls of that kind run the chosen method
+alone. :func:`forced` makes every call use one method (the tests); :func:`chosen` lists what was
+picked (the benchmark prints it).
 """
 from __future__ import annotations
 
@@ -25,7 +27,9 @@ import torch
 
 _CHOSEN: dict[tuple, str] = {}
 _FORCED: dict[str, str] = {}
-ROUNDS = 2              # timed runs of each method at the first call of a kind of work
+ROUNDS = 3              # timed runs of each method at the first call of a kind of work, at least;
+BUDGET = 0.01           # more (up to MAX_ROUNDS) while they took less than BUDGET seconds in all:
+MAX_ROUNDS = 25         # a [1, V] call lasts ~50 µs, and one run can be slowed by other work
 
 
 class MethodsDisagree(RuntimeError):
@@ -63,12 +67,14 @@ def run(kind: tuple, methods: dict):
     name = _CHOSEN.get(kind)
     if name in methods:
         return methods[name]()
-    results, best = {}, {}
-    for _ in range(ROUNDS):
+    results, best, rounds, spent = {}, {}, 0, 0.0
+    while rounds < ROUNDS or (spent < BUDGET and rounds < MAX_ROUNDS):
+        rounds += 1
         for name, fn in methods.items():
             start = time.perf_counter()
             result = fn()
-            best[name] = min(best.get(name, math.inf), time.perf_counter() - start)
+            took = time.perf_counter() - start
+            best[name], spent = min(best.get(name, math.inf), took), spent + took
             results.setdefault(name, result)
     first, *others = results
     for name in others:
