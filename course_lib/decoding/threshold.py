@@ -96,7 +96,7 @@ def top_k_collect(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nda
     tied = values == kth[rows]
     room = k - np.bincount(rows, weights=above, minlength=B).astype(np.int64)   # places left for ties
     tie_rank = np.cumsum(tied)                                     # ties so far, across rows
-    before = tie_rank[starts] - tied[starts] if rows.size else tie_rank
+    before = tie_rank[starts] - tied[starts]                      # [B] ties before each row (k ≥ 1 each)
     keep = above | (tied & (tie_rank - before[rows] <= room[rows]))
     return rows, ids, keep
 
