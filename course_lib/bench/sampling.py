@@ -6,9 +6,14 @@ Not taught: a script beside notebook 07's last section. Run:
     python -m course_lib.bench.sampling --threads 1 --rows 64 --rounds 9
 
 In one process, for float32 logits of GPT-2's width, each row of the table times the course's
-batched version and ``transformers``' logits processor on the same logits, *interleaved*
-(course, HF, course, HF, …) so that noise from other work hits both; it prints the median and
-the minimum of the rounds and the ratio course / HF of the medians (< 1: the course is faster).
+batched version, ``transformers``' logits processor and the floor — one float32 softmax pass over
+the same batch (``torch.softmax``), the least any rule that reads the logits costs — *interleaved*
+(course, HF, floor, course, HF, floor, …) so that noise from other work hits all three. It prints
+the median and the minimum of the rounds, the ratio course / HF of the medians (< 1: the course
+is faster), the course as a multiple of the floor, and the goal of issue 26 each is held to
+(every rule ≤ 1× transformers; top-k and min-p ≤ 3× the floor, top-p ≤ 5×, the pipeline with its
+draw ≤ 6×), met or MISSED. The first lines name the CPU model, the load average and the date; the
+last ones the method each rule chose by measurement (``course_lib.decoding.methods``).
 
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
 * top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
@@ -190,7 +195,8 @@ def main(argv=None):
     print("\nmethods chosen by measurement at first use (course_lib.decoding.methods):")
     for kind, name in sorted(methods.chosen().items(), key=str):
         work, rows, V, size, dtype, threads = kind
-        print(f"  {work:<10} rows < 2^{rows}, V < 2^{V}, k or 1/(1−p) < 2^{size}, {dtype}, {threads} thread(s): {name}")
+        print(f"  {work:<10} rows < 2^{rows}, V < 2^{V}, k or 1/(1−p) < 2^{size}, {str(dtype).replace('torch.', '')}, "
+              f"{threads} thread(s): {name}")
     print(f"load average at the end: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
 
 
