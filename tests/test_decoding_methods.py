@@ -16,7 +16,7 @@ from course_lib.decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
 
 V = 50_257
 METHODS = {"top_k": ("partition", "topk", "threshold"), "top_k_ids": ("partition", "topk", "threshold"),
-           "top_p": ("partition", "threshold"), "min_p": ("numpy", "torch")}
+           "top_p": ("partition", "partition2", "threshold"), "min_p": ("numpy", "torch")}
 
 
 def hard_logits(rows: int = 64, seed: int = 26) -> torch.Tensor:
@@ -37,12 +37,19 @@ def batch():
     return hard_logits()
 
 
-def each_method(work: str, call):
-    """{method: call()} with ``work`` forced to each of its methods."""
-    results = {}
+def each_method(work: str, call, rows: int = 64):
+    """{method: call()} with ``work`` forced to each of its methods ("partition2", two threads'
+    partitions, with torch on two threads and at least 8 rows)."""
+    results, threads = {}, torch.get_num_threads()
     for name in METHODS[work]:
-        with methods.forced(work, name):
-            results[name] = call()
+        if name == "partition2" and rows < 8:
+            continue
+        torch.set_num_threads(2 if name == "partition2" else threads)
+        try:
+            with methods.forced(work, name):
+                results[name] = call()
+        finally:
+            torch.set_num_threads(threads)
     return results
 
 
@@ -107,7 +114,7 @@ def test_one_row_takes_every_method_too(batch):
         for work, call, per_row in (("top_k", lambda: keep_mask(TOP_K, None, 50, z), D.top_k_ids(q, 50, logits=row)),
                                     ("top_p", lambda: keep_mask(TOP_P, probs, 0.9, z), D.top_p_ids(q, 0.9, logits=row)),
                                     ("min_p", lambda: keep_mask(MIN_P, probs, 0.05, z), D.min_p_ids(q, 0.05, logits=row))):
-            for name, mask in each_method(work, call).items():
+            for name, mask in each_method(work, call, rows=1).items():
                 assert torch.equal(mask[0], as_mask(per_row)), (work, name, b)
 
 

@@ -18,6 +18,8 @@ threads keep spinning on the other cores for a while. The results are exact what
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 import torch
 
@@ -34,11 +36,18 @@ def as_numpy(x: torch.Tensor) -> np.ndarray:
     return a if a is not None else x.detach().double().cpu().numpy()
 
 
-def _largest_rows(a: np.ndarray, w: int, rows) -> np.ndarray:
+def _largest_rows(a: np.ndarray, w: int, rows, split: bool = False) -> np.ndarray:
     """[len(rows), w + 1]: the w + 1 largest values of each listed row of ``a`` (w < V),
     unsorted except that the (w+1)-th largest comes first. One row at a time through a buffer
     the size of a row (a partition works in place): the batch is never copied whole, and the
-    buffer stays in the cache."""
+    buffer stays in the cache. ``split``: the first half of the rows on a second Python thread
+    (numpy lets go of the GIL while it partitions)."""
+    rows = list(rows)
+    if split and len(rows) >= 2:
+        half = len(rows) // 2
+        first = _helper().submit(_largest_rows, a, w, rows[:half])
+        rest = _largest_rows(a, w, rows[half:])
+        return np.concatenate([first.result(), rest])
     V = a.shape[-1]
     out = np.empty((len(rows), w + 1), dtype=a.dtype)
     buffer = np.empty(V, dtype=a.dtype)
@@ -47,6 +56,16 @@ def _largest_rows(a: np.ndarray, w: int, rows) -> np.ndarray:
         buffer.partition(V - w - 1)                 # the w + 1 largest now at the end
         out[i] = buffer[V - w - 1:]
     return out
+
+
+_HELPER = []
+
+
+def _helper() -> ThreadPoolExecutor:
+    """One extra Python thread, made at first use (method "partition2")."""
+    if not _HELPER:
+        _HELPER.append(ThreadPoolExecutor(max_workers=1, thread_name_prefix="course-partition"))
+    return _HELPER[0]
 
 
 def top_n_mask(scores: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
@@ -132,13 +151,13 @@ def top_k_candidates(key: torch.Tensor, k: int) -> torch.Tensor:
     return methods.run(methods.kind_of("top_k_ids", a.shape, a.dtype, k), ways)
 
 
-def _top_p_rows(a: np.ndarray, p: float, width: int, rows) -> tuple[np.ndarray, ...]:
+def _top_p_rows(a: np.ndarray, p: float, width: int, rows, split: bool = False) -> tuple[np.ndarray, ...]:
     """:func:`top_p_count` for the listed rows, sorting each row's width + 1 largest values
     (the whole row when that is all of it): (n, n-th value, tied, settled) per row, where
     ``settled`` is False for a row whose sum through its first width places stays below p."""
     V = a.shape[-1]
     whole = width + 1 >= V
-    top = np.sort(a[rows] if whole else _largest_rows(a, width, rows), axis=-1)[:, ::-1]
+    top = np.sort(a[rows] if whole else _largest_rows(a, width, rows, split), axis=-1)[:, ::-1]
     sums = threshold.ranked_sums(top)                            # sums[j]: through place j
     settled = np.ones(len(rows), dtype=bool) if whole else sums[:, width - 1] >= p
     n = 1 + (sums[:, :-1] < p).sum(axis=-1)                       # the first place, then each
@@ -148,17 +167,18 @@ def _top_p_rows(a: np.ndarray, p: float, width: int, rows) -> tuple[np.ndarray, 
     return n, kth, tied, settled
 
 
-def top_p_count(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def top_p_count(a: np.ndarray, p: float, split: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each row of probabilities ``a`` [B, V]: (n, the n-th largest value, tied) where n
     is the number of ranked places whose preceding sum is < p — the sum added in ranked order
     in float64, exactly the per-row rule's running sum — and ``tied`` says the (n+1)-th value
     equals the n-th. Only the largest 4,096 values of a row are sorted; a row whose sum through
-    them stays below p is redone with 8 times as many, and so on up to the whole row."""
+    them stays below p is redone with 8 times as many, and so on up to the whole row.
+    ``split``: the partitions on two threads (:func:`_largest_rows`)."""
     B = len(a)
     n, kth, tied = np.zeros(B, dtype=np.int64), np.zeros(B, dtype=a.dtype), np.zeros(B, dtype=bool)
     rows, width = np.arange(B), _FIRST_WIDTH
     while rows.size:
-        found = _top_p_rows(a, p, width, rows)
+        found = _top_p_rows(a, p, width, rows, split)
         settled = found[3]
         for column, value in zip((n, kth, tied), found):
             column[rows[settled]] = value[settled]
@@ -183,6 +203,8 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
     here (``methods.py``; probabilities rank like their logits)."""
     a = as_numpy(probs)
     ways = {"partition": lambda: top_p_count(a, p)}
+    if torch.get_num_threads() > 1 and len(a) >= 8:
+        ways["partition2"] = lambda: top_p_count(a, p, split=True)
     if threshold.usable(a.shape[1], 1):
         ways["threshold"] = lambda: _top_p_threshold(a, p)
     n, kth, tied = methods.run(methods.kind_of("top_p", a.shape, a.dtype, p), ways)
