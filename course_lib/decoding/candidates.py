@@ -50,10 +50,13 @@ def filter_top_k_first(stages, z: torch.Tensor, allowed, temperature: float, red
             w = np.exp(shifted / temperature)
     w_by_id = w
     keep = zc != -np.inf
-    unsafe = ((w > 0) & (w < _TINY)).any(axis=-1)                 # w = 0 (a −inf logit) is exact
+    unsafe = np.zeros(len(zc), dtype=bool)
+    if w.min() < _TINY:                                             # w = 0 (a −inf logit) is exact
+        unsafe = ((w > 0) & (w < _TINY)).any(axis=-1)
     delta = margin(k)
     B = len(zc)
-    if any(rule is TOP_P for rule, _ in stages[1:]):                # work in ranked order
+    ranked = any(rule is TOP_P for rule, _ in stages[1:])
+    if ranked:                                                      # work in ranked order
         order = np.argsort(-zc, axis=-1, kind="stable")             # by logit, ties by id
         at = np.arange(B)[:, None]
         w, keep = w[at, order], keep[at, order]
@@ -73,8 +76,10 @@ def filter_top_k_first(stages, z: torch.Tensor, allowed, temperature: float, red
         else:                                                       # a stage added later: per row
             unsafe[:] = True
     final = np.where(keep, w, 0.0)
-    if any(rule is TOP_P for rule, _ in stages[1:]):                # back to id order
-        keep[at, order], final[at, order] = keep.copy(), final.copy()
+    if ranked:                                                      # back to id order
+        by_id, final_by_id = np.empty_like(keep), np.empty_like(final)
+        by_id[at, order], final_by_id[at, order] = keep, final
+        keep, final = by_id, final_by_id
     if EXACT_ONLY:
         unsafe[:] = True
     rows = np.flatnonzero(unsafe)
