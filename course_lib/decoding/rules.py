@@ -163,9 +163,9 @@ class TopP:
     def mask(self, probs: torch.Tensor, p: float, key: torch.Tensor, allowed) -> torch.Tensor:
         """A ranked place is kept while the sum *before* it is < p. How many places that is
         depends only on the sorted values: :func:`~course_lib.decoding.select.top_p_fast`
-        sorts only each row's largest values (numpy's ``partition`` finds them) and adds them
-        in ranked order in float64, as :meth:`ids` does; the first n ids by ``key`` are then
-        kept, ties by id."""
+        sorts only each row's largest values (found by numpy's ``partition`` or at a bar from a
+        sample, whichever ``methods.py`` measured faster) and adds them in ranked order in
+        float64, as :meth:`ids` does; the first n ids by ``key`` are then kept, ties by id."""
         return _only_allowed(top_p_fast(probs, p, key), allowed)
 
 

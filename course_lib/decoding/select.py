@@ -11,10 +11,12 @@ the per-row rules; tests/test_decoding_batched.py proves these equal to them on 
   tied with the next one; only such rows take the exact tie path, :func:`top_n_mask`, which
   keeps the smallest tied ids (the per-row rules' tie-break).
 
-numpy works on the tensors' memory (no copy) and, unlike torch's comparisons, compares a float32
-row against its bar with vector instructions at full speed. It runs on one core: sharing rows
-among Python threads gained nothing measurable, because right after a torch op torch's own
-threads keep spinning on the other cores for a while. The results are exact whatever the CPU.
+Each rule has several exact methods — numpy's ``partition`` (top-p also on two Python threads,
+"partition2"), ``torch.topk``, a bar from a sample (``threshold.py``) — and runs the one
+``methods.py`` measured fastest for that kind of call on this machine; all return the same ids
+(tests/test_decoding_methods.py). numpy works on the tensors' memory (no copy) and, unlike
+torch's comparisons, compares a float32 row against its bar with vector instructions at full
+speed. The results are exact whatever the CPU and whichever method runs.
 """
 from __future__ import annotations
 
