@@ -204,10 +204,13 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
     n from :func:`top_p_count` or the bar of a sample (``threshold.py``), whichever is faster
     here (``methods.py``; probabilities rank like their logits)."""
     a = as_numpy(probs)
-    ways = {"partition": lambda: top_p_count(a, p)}
+
+    def mask(count):                    # the methods are compared by their masks (methods.run)
+        n, kth, tied = count()
+        return _fix_tied_rows(_at_or_above(a, kth), np.flatnonzero(tied), key, n)
+    ways = {"partition": lambda: mask(lambda: top_p_count(a, p))}
     if torch.get_num_threads() > 1 and len(a) >= 8:
-        ways["partition2"] = lambda: top_p_count(a, p, split=True)
+        ways["partition2"] = lambda: mask(lambda: top_p_count(a, p, split=True))
     if threshold.usable(a.shape[1], 1):
-        ways["threshold"] = lambda: _top_p_threshold(a, p)
-    n, kth, tied = methods.run(methods.kind_of("top_p", a.shape, a.dtype, p), ways)
-    return _fix_tied_rows(_at_or_above(a, kth), np.flatnonzero(tied), key, n)
+        ways["threshold"] = lambda: mask(lambda: _top_p_threshold(a, p))
+    return methods.run(methods.kind_of("top_p", a.shape, a.dtype, p), ways)
