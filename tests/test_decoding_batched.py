@@ -136,14 +136,16 @@ def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
     With p set to a running sum itself and to the float64 values just below and above it, at
     places inside and beyond each width, the kept sets are the per-row rule's: on a tied row, a
     row with −inf logits, a plain row, a peaked row and an underflowing one, float32 and float64,
-    single rows and the batch."""
+    single rows and the batch; by each method (numpy's partition, and the bar of a sample)."""
+    from course_lib.decoding import methods
     from course_lib.decoding.probs import ranked_ids
     from course_lib.decoding.rules import TOP_P
     rows = [0, 1, 2, 3, 7]
     places = [0, 1, 17, 4094, 4095, 4096, 4097, 30_000, 32_767, 32_768, V - 2]
     checked = 0
     with one_thread():
-        for q in (probs[rows], probs[rows].double()):
+        for q, method in ((probs[rows], "partition"), (probs[rows].double(), "partition"),
+                          (probs[rows], "threshold"), (probs[rows].double(), "threshold")):
             lists = [row.tolist() for row in q]
             orders = [ranked_ids(row) for row in lists]
             for b, (row, order) in enumerate(zip(lists, orders)):
@@ -152,10 +154,11 @@ def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
                            for t in (sums[j], math.nextafter(sums[j], 0), math.nextafter(sums[j], 2))}
                 for p in sorted(t for t in targets if 0 < t <= 1):
                     expected = as_mask(TOP_P.ids(row, p, order, None))
-                    assert torch.equal(SB.top_p_mask(q[b:b + 1], p)[0], expected), (q.dtype, rows[b], p)
-                    assert torch.equal(SB.top_p_mask(q, p)[b], expected), (q.dtype, rows[b], p)
+                    with methods.forced("top_p", method):         # each method (course_lib.decoding.methods)
+                        assert torch.equal(SB.top_p_mask(q[b:b + 1], p)[0], expected), (q.dtype, rows[b], p, method)
+                        assert torch.equal(SB.top_p_mask(q, p)[b], expected), (q.dtype, rows[b], p, method)
                     checked += 1
-    assert checked >= 150
+    assert checked >= 300
 
 
 def test_top_k_from_the_logits_alone_keeps_the_same_ids():

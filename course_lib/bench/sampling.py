@@ -6,9 +6,14 @@ Not taught: a script beside notebook 07's last section. Run:
     python -m course_lib.bench.sampling --threads 1 --rows 64 --rounds 9
 
 In one process, for float32 logits of GPT-2's width, each row of the table times the course's
-batched version and ``transformers``' logits processor on the same logits, *interleaved*
-(course, HF, course, HF, …) so that noise from other work hits both; it prints the median and
-the minimum of the rounds and the ratio course / HF of the medians (< 1: the course is faster).
+batched version, ``transformers``' logits processor and the floor — one float32 softmax pass over
+the same batch (``torch.softmax``), the least any rule that reads the logits costs — *interleaved*
+(course, HF, floor, course, HF, floor, …) so that noise from other work hits all three. It prints
+the median and the minimum of the rounds, the ratio course / HF of the medians (< 1: the course
+is faster), the course as a multiple of the floor, and the goal of issue 26 each is held to
+(every rule ≤ 1× transformers; top-k and min-p ≤ 3× the floor, top-p ≤ 5×, the pipeline with its
+draw ≤ 6×), met or MISSED. The first lines name the CPU model, the load average and the date; the
+last ones the method each rule chose by measurement (``course_lib.decoding.methods``).
 
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
 * top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
@@ -27,11 +32,14 @@ with a line saying so. Timings depend on the machine: this is a script, not a te
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import time
 
 import numpy
 import torch
 
+from ..decoding import methods
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
@@ -124,28 +132,45 @@ def same_work(name, course_fn, hf_fn) -> str:
     return line
 
 
-def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple[str, float, float | None]]:
+# the issue's goals (issue 26): (course / HF at most, course / floor at most) per case, by name start
+GOALS = {"temperature": (1.0, None), "top-k": (1.0, 3.0), "top-p": (1.0, 5.0), "min-p": (1.0, 3.0), "τ": (1.0, 6.0)}
+
+
+def goal_of(name: str):
+    return next(goal for start, goal in GOALS.items() if name.startswith(start))
+
+
+def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
+    """Each case interleaved with transformers and with the floor (one float32 softmax pass over
+    the batch): (name, course ms, HF ms or None, floor ms) per case, medians of the rounds."""
     torch.set_num_threads(threads)
     z = torch.randn(rows, vocab, generator=torch.Generator().manual_seed(0)) * 3   # float32
-    print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds")
-    print(f"{'':<40}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}")
-    results = []
+    print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds (course, HF, floor)")
+    print(f"{'':<40}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}{'/ floor':>9}  goal")
+    results, floors = [], []
     for name, course, hf, course_kept, hf_kept in cases(z):
         check = same_work(name, course_kept, hf_kept)
-        times = interleaved([course] + ([hf] if hf else []), rounds)
+        fns = [course] + ([hf] if hf else []) + [lambda: torch.softmax(z, dim=-1)]
+        times = interleaved(fns, rounds)
         cm, cmin = statistics.median(times[0]) * 1e3, min(times[0]) * 1e3
+        fm = statistics.median(times[-1]) * 1e3
+        floors.append(times[-1])
+        hf_goal, floor_goal = goal_of(name)
+        met = (floor_goal is None or cm / fm <= floor_goal)
         if hf:
             hm, hmin = statistics.median(times[1]) * 1e3, min(times[1]) * 1e3
-            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms{hm:>9.2f} /{hmin:>7.2f} ms{cm / hm:>10.2f}×")
+            met = met and cm / hm <= hf_goal
+            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms{hm:>9.2f} /{hmin:>7.2f} ms{cm / hm:>10.2f}×{cm / fm:>8.1f}×  "
+                  f"≤ {hf_goal:g}× HF{f', ≤ {floor_goal:g}× floor' if floor_goal else ''}: {'met' if met else 'MISSED'}")
         else:
             hm = None
-            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms")
+            print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms{'':>31}{cm / fm:>8.1f}×")
         if check:
             print(f"{'':<4}{check}")
-        results.append((name, cm, hm))
-    floor = interleaved([lambda: torch.softmax(z, dim=-1)], rounds)[0]
-    print(f"{'one float32 softmax pass (the floor)':<40}{statistics.median(floor) * 1e3:>9.2f} /"
-          f"{min(floor) * 1e3:>7.2f} ms")
+        results.append((name, cm, hm, fm))
+    every = [t for f in floors for t in f]
+    print(f"{'one float32 softmax pass (the floor)':<40}{statistics.median(every) * 1e3:>9.2f} /"
+          f"{min(every) * 1e3:>7.2f} ms  (all rounds above)")
     return results
 
 
@@ -156,8 +181,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
     args = parser.parse_args(argv)
+    print(f"CPU: {machine_line()}")
     print(f"torch {torch.__version__}, CPU capability {torch.backends.cpu.get_cpu_capability()}, "
-          f"numpy {numpy.__version__} (top-k / top-p partition with it); {machine_line()}")
+          f"numpy {numpy.__version__}; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     if LogitsProcessorList is None:
         print(NO_TRANSFORMERS)
     else:
@@ -166,6 +192,12 @@ def main(argv=None):
     for threads in args.threads:
         for rows in args.rows:
             run(rows, args.vocab, threads, args.rounds)
+    print("\nmethods chosen by measurement at first use (course_lib.decoding.methods):")
+    for kind, name in sorted(methods.chosen().items(), key=str):
+        work, rows, V, size, dtype, threads = kind
+        print(f"  {work:<10} rows < 2^{rows}, V < 2^{V}, k or 1/(1−p) < 2^{size}, {str(dtype).replace('torch.', '')}, "
+              f"{threads} thread(s): {name}")
+    print(f"load average at the end: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from .checks import check_logits, check_prob_rows, check_probs, check_temperatur
 from .draw import check_generator, sample_interval
 from .probs import greedy_id, renormalize, renormalize_rows
 from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking, checked_and_allowed
+from .candidates import filter_top_k_first
 from .select import top_k_candidates
 
 # The fields every repr shows, in this order; a field added later is shown only when set, so
@@ -182,26 +183,50 @@ def _weights(rule: SamplingRule, z: torch.Tensor):
     return w, torch.cumsum(w, dim=-1)[:, -1:]
 
 
+def _top_k_first(rule: SamplingRule, V: int) -> bool:
+    """Whether ``rule`` starts with a top-k stage small enough for the candidate path."""
+    stages = rule.stages()
+    return not rule.greedy and bool(stages) and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= V
+
+
+def _on_candidates(rule: SamplingRule, z: torch.Tensor, allowed):
+    """``candidates.filter_top_k_first`` for a checked batch: (ids [B, k], keep [B, k], final
+    [B, k]); rows near a decision are redone by :func:`_filter_candidates` on the whole row."""
+    stages = rule.stages()
+
+    def redo_rows(rows):
+        z_rows = z[rows]
+        weights, total = _weights(rule, z_rows)
+        return _filter_candidates(stages, weights, z_rows, None if allowed is None else allowed[rows], total)[1].numpy()
+
+    idx, keep, final = filter_top_k_first(stages, z, allowed, check_temperature(rule.temperature), redo_rows)
+    return idx, torch.from_numpy(keep), torch.from_numpy(final)
+
+
 def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``SamplingRule.apply`` for a batch of logits [B, V]: float64 softmax at the rule's
     temperature (or a greedy one-hot), then the filters ranking by the logits. Keeps, row for
     row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32 softmax would
-    underflow."""
+    underflow. A rule that starts with top-k works on its k candidates (``candidates.py``)."""
     z, allowed = checked_and_allowed(logits)
+    if _top_k_first(rule, z.shape[-1]):
+        idx, keep, final = _on_candidates(rule, z, allowed)
+        B, V = z.shape
+        return (torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx, keep),
+                torch.zeros(B, V, dtype=torch.float64).scatter_(1, idx, final))
     weights, total = _weights(rule, z)
     return _filter(rule, weights, z, allowed, total)
 
 
 def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
-    ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage the draw is
-    among the k candidates only (the others have probability 0): [B] ids."""
+    ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage first the
+    draw is among the k candidates only (the others have probability 0): [B] ids."""
     check_generator(generator)
     z, allowed = checked_and_allowed(logits)
+    if _top_k_first(rule, z.shape[-1]):
+        idx, _, final = _on_candidates(rule, z, allowed)
+        return idx.gather(1, torch.multinomial(final, 1, generator=generator)).squeeze(-1)
     weights, total = _weights(rule, z)
-    stages = rule.stages()
-    if stages and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= z.shape[-1]:
-        idx, _, current_c = _filter_candidates(stages, weights, z, allowed, total)
-        return idx.gather(1, torch.multinomial(current_c, 1, generator=generator)).squeeze(-1)
     _, final = _filter(rule, weights, z, allowed, total)
     return torch.multinomial(final, 1, generator=generator).squeeze(-1)

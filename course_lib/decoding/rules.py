@@ -57,6 +57,7 @@ import math
 import numpy as np
 import torch
 
+from . import methods
 from .checks import numpy_view, check_logits, check_rows, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
 from .probs import ranked_ids, softmax64, softmax_with_temperature
 from .select import top_k_fast, top_p_fast
@@ -162,9 +163,9 @@ class TopP:
     def mask(self, probs: torch.Tensor, p: float, key: torch.Tensor, allowed) -> torch.Tensor:
         """A ranked place is kept while the sum *before* it is < p. How many places that is
         depends only on the sorted values: :func:`~course_lib.decoding.select.top_p_fast`
-        sorts only each row's largest values (numpy's ``partition`` finds them) and adds them
-        in ranked order in float64, as :meth:`ids` does; the first n ids by ``key`` are then
-        kept, ties by id."""
+        sorts only each row's largest values (found by numpy's ``partition`` or at a bar from a
+        sample, whichever ``methods.py`` measured faster) and adds them in ranked order in
+        float64, as :meth:`ids` does; the first n ids by ``key`` are then kept, ties by id."""
         return _only_allowed(top_p_fast(probs, p, key), allowed)
 
 
@@ -180,12 +181,33 @@ class MinP:
         return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
 
     def mask(self, probs: torch.Tensor, m: float, key: torch.Tensor, allowed) -> torch.Tensor:
+        """q ≥ m × max q, decided in float64. A float32 row is compared with the least float32 ≥
+        the float64 bar (the same answer, without widening the row); numpy or torch compares,
+        whichever is faster here (``methods.py``)."""
+        a = numpy_view(probs)
+        ways = {"torch": lambda: self._mask_torch(probs, m)}
+        if a is not None:
+            ways["numpy"] = lambda: self._mask_numpy(a, m)
+        mask = methods.run(methods.kind_of("min_p", probs.shape, probs.dtype, 1), ways)
+        return _only_allowed(mask, allowed)
+
+    @staticmethod
+    def _mask_torch(probs: torch.Tensor, m: float) -> torch.Tensor:
         bar = m * probs.amax(dim=-1, keepdim=True).double()           # m × max, in float64
         if probs.dtype == torch.float32:        # q ≥ bar ⇔ q ≥ the least float32 ≥ bar
             bar32 = bar.float()
             bar32 = torch.where(bar32.double() < bar, torch.nextafter(bar32, torch.tensor(math.inf)), bar32)
-            return _only_allowed(probs >= bar32, allowed)
-        return _only_allowed(probs.double() >= bar, allowed)
+            return probs >= bar32
+        return probs.double() >= bar
+
+    @staticmethod
+    def _mask_numpy(a: np.ndarray, m: float) -> torch.Tensor:
+        bar = m * a.max(axis=-1, keepdims=True).astype(np.float64)   # [B, 1]
+        if a.dtype == np.float32:
+            bar32 = bar.astype(np.float32)
+            bar32 = np.where(bar32 < bar, np.nextafter(bar32, np.float32(np.inf)), bar32)
+            return torch.from_numpy(a >= bar32)
+        return torch.from_numpy(a >= bar)
 
 
 TEMPERATURE, TOP_K, TOP_P, MIN_P = Temperature(), TopK(), TopP(), MinP()

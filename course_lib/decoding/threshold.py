@@ -1,0 +1,153 @@
+"""Exact top-k and top-p from a bar: a sample of each row says roughly where the wanted values
+start, one pass collects every value at or above that bar, and only those few are ranked.
+
+Not taught: one of the methods behind the batched ``TopK.mask`` / ``TopP.mask`` and the
+pipeline's top-k candidates (``select.py`` picks, by measurement, which method runs;
+tests/test_decoding_methods.py proves every method keeps the per-row rules' ids).
+
+Why the results are exact whatever the sample says:
+
+* every value at or above a bar is collected, so the collected values of a row are the first
+  places of its ranking (ties at the bar included). If a row has at least k of them, its k
+  largest are among them; if their running sum, added in ranked order in float64 (the per-row
+  rule's own sum), reaches p, the nucleus is among them. Each is checked on every row.
+* a row the bar does not serve (too few values above it, or too little mass) is redone with
+  its exact k-th largest value as the bar (top-k), or by the partition method (top-p).
+
+A bad sample costs time, never correctness. The sample is every 16th value of the row (a
+strided view: every cache line is read, but numpy compares 16 times fewer values).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+STRIDE = 16            # the sample: every STRIDE-th value of a row
+MIN_VOCAB = 1024       # below this a row is too short for a sample to pay
+TOP_P_SAMPLE = 64      # top-p: the largest values of the sample looked at (≈ 1,024 of the row): a row
+                       # whose nucleus looks wider goes to the partition method (collecting costs ~30 ns an id)
+
+
+def usable(V: int, wanted: int) -> bool:
+    """Whether a sample of a row of V values can place a bar below its ``wanted`` largest."""
+    return V >= MIN_VOCAB and _sample_rank(wanted) < V // STRIDE
+
+
+def _sample_rank(k: int) -> int:
+    """Which largest value of the sample becomes the bar for the k largest of the row: about
+    1.5 k / STRIDE, plus 8 (the number of row values above the r-th of a strided sample is
+    ≈ STRIDE × r ± STRIDE √r)."""
+    return math.ceil(1.5 * (k + 1) / STRIDE) + 8
+
+
+def ranked_sums(top: np.ndarray) -> np.ndarray:
+    """[B, w] float64 running sums of each row of ``top`` (values in ranked order), added one by
+    one from the left in float64 — the per-row rule's ``mass += q`` (torch's cumsum: several
+    times faster than numpy's)."""
+    return torch.cumsum(torch.from_numpy(np.array(top, dtype=np.float64, order="C")), dim=-1).numpy()
+
+
+def at_or_above(a: np.ndarray, bar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, ids) of every value with a[b, i] ≥ bar[b], row by row in increasing id order."""
+    flat = np.flatnonzero(a >= bar[:, None])
+    return np.divmod(flat, a.shape[1])
+
+
+def _places(rows: np.ndarray, B: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(count per row [B], first position of each row [B], place of each entry within its row)."""
+    counts = np.bincount(rows, minlength=B)
+    starts = np.cumsum(counts) - counts
+    return counts, starts, np.arange(rows.size) - starts[rows]
+
+
+def _grid(values: np.ndarray, rows: np.ndarray, place: np.ndarray, B: int, width: int, fill) -> np.ndarray:
+    """[B, width]: each row's collected values from the left, ``fill`` after them."""
+    grid = np.full((B, max(width, 1)), fill, dtype=values.dtype)
+    grid[rows, place] = values
+    return grid
+
+
+# --------------------------------------------------------------------------- top-k
+
+
+def top_k_collect(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, ids, keep) for k < V: every collected id, in row then id order, and whether it is
+    one of the first k ids of its row's ranking (larger value first, ties by smaller id) —
+    exactly k per row. ``a`` [B, V]: float values without NaN (−inf allowed)."""
+    B, V = a.shape
+    sample = a[:, ::STRIDE]                                        # [B, ⌈V / STRIDE⌉] view
+    m = sample.shape[1]
+    r = min(_sample_rank(k), m)
+    bar = np.partition(sample, m - r, axis=-1)[:, m - r]           # [B] the r-th largest
+    rows, ids = at_or_above(a, bar)
+    counts = np.bincount(rows, minlength=B)
+    short = np.flatnonzero(counts < k)
+    if short.size:                          # the bar was too high: the row's own k-th largest
+        bar[short] = np.partition(a[short], V - k, axis=-1)[:, V - k]
+        rows, ids = at_or_above(a, bar)
+    counts, starts, place = _places(rows, B)
+    values = a[rows, ids]
+    width = int(counts.max())
+    grid = _grid(values, rows, place, B, width, -np.inf)           # [B, width]
+    kth = np.partition(grid, width - k, axis=-1)[:, width - k]     # [B] the k-th largest
+    above = values > kth[rows]
+    tied = values == kth[rows]
+    room = k - np.bincount(rows, weights=above, minlength=B).astype(np.int64)   # places left for ties
+    tie_rank = np.cumsum(tied)                                     # ties so far, across rows
+    before = tie_rank[starts] - tied[starts]                      # [B] ties before each row (k ≥ 1 each)
+    keep = above | (tied & (tie_rank - before[rows] <= room[rows]))
+    return rows, ids, keep
+
+
+def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
+    """[B, V] bool: the first k ids of each row's ranking (k < V)."""
+    rows, ids, keep = top_k_collect(a, k)
+    mask = np.zeros(a.shape, dtype=bool)
+    mask[rows[keep], ids[keep]] = True
+    return torch.from_numpy(mask)
+
+
+def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
+    """[B, k] int64: the ids :func:`top_k_mask` keeps, in increasing id order."""
+    rows, ids, keep = top_k_collect(a, k)
+    return torch.from_numpy(ids[keep].reshape(a.shape[0], k))
+
+
+# --------------------------------------------------------------------------- top-p
+
+
+def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
+    """For rows of probabilities ``a`` [B, V]: (n, the n-th largest value, tied, settled) as
+    ``select.top_p_count`` defines them, for the rows where ``settled`` is True. A row is not
+    settled (the caller redoes it) when its nucleus looks wider than about ``TOP_P_SAMPLE ×
+    STRIDE`` ids, or when the values collected at its bar do not reach p."""
+    B, V = a.shape
+    sample = a[:, ::STRIDE].copy()                                 # [B, m]
+    m = sample.shape[1]
+    r = min(TOP_P_SAMPLE, m)
+    mass = sample.sum(axis=-1, dtype=np.float64)                   # [B] the sample's mass
+    top = -np.sort(-np.partition(sample, m - r, axis=-1)[:, m - r:], axis=-1)   # [B, r] descending
+    # the share of the sample's mass at or above each of its largest values estimates the
+    # row's; the bar goes a margin of ranks below where that share reaches p + (1 − p) / 4
+    running = np.cumsum(top, axis=-1, dtype=np.float64)
+    reach = (running < (p + (1.0 - p) / 4) * mass[:, None]).sum(axis=-1)
+    place = reach + reach // 4 + 8
+    settled = place < r                    # the others look wide: not collected, the caller redoes them
+    bar = top[np.arange(B), np.minimum(place, r - 1)]
+    settled &= bar > 0                     # a bar of 0 would collect every id whose value is 0
+    bar[~settled] = np.inf
+    rows, ids = at_or_above(a, bar)
+    counts, _, place = _places(rows, B)
+    width = int(counts.max()) if rows.size else 1
+    grid = _grid(a[rows, ids], rows, place, B, width, 0)            # [B, width], zeros after
+    top = -np.sort(-grid, axis=-1)                                 # [B, width] descending
+    sums = ranked_sums(top)
+    settled &= (counts > 0) & (sums[:, -1] >= p)
+    n = 1 + (sums[:, :-1] < p).sum(axis=-1)                        # the first place, then each
+    at = np.arange(B)                                              # one whose sum before is < p
+    n = np.minimum(n, np.maximum(counts, 1))
+    kth = top[at, n - 1]
+    tied = (n < counts) & (top[at, np.minimum(n, width - 1)] == kth)
+    return n, kth, tied, settled

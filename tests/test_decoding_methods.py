@@ -1,0 +1,213 @@
+"""Every method a batched rule can choose (``course_lib.decoding.methods``) keeps the same ids —
+the per-row rules' — so which one the measurement picks changes the time a call takes, never its
+result. Each method is forced in turn on batches with ties, −inf logits, underflow, float64,
+bfloat16, [1, V] and [64, V]; the sample-bar method's fall-backs and the pipeline's per-row redo
+are forced too; the calibration itself is checked (it keeps the quicker method and refuses
+methods that disagree)."""
+import math
+import time
+
+import pytest
+import torch
+
+from course_lib import decoding as D
+from course_lib.decoding import candidates, methods, select, threshold
+from course_lib.decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
+
+V = 50_257
+METHODS = {"top_k": ("partition", "topk", "threshold"), "top_k_ids": ("partition", "topk", "threshold"),
+           "top_p": ("partition", "partition2", "threshold"), "min_p": ("numpy", "torch")}
+
+
+def hard_logits(rows: int = 64, seed: int = 26) -> torch.Tensor:
+    """[rows, V] float32: even rows rounded to 0.1 (ties at every cut), rows 1::8 with 1,000 −inf
+    logits, rows 3::8 with a +25 leader, rows 7::16 with a +150 leader (the rest underflows to 0),
+    rows 5::16 with only 40 finite logits (top-k 50 reaches −inf)."""
+    z = torch.randn(rows, V, generator=torch.Generator().manual_seed(seed)) * 3
+    z[::2] = torch.round(z[::2] * 10) / 10
+    z[1::8, :1000] = -math.inf
+    z[3::8, 7] = 25.0
+    z[7::16, 11] = 150.0
+    z[5::16, 40:] = -math.inf
+    return z
+
+
+@pytest.fixture(scope="module")
+def batch():
+    return hard_logits()
+
+
+def each_method(work: str, call, rows: int = 64):
+    """{method: call()} with ``work`` forced to each of its methods ("partition2", two threads'
+    partitions, with torch on two threads and at least 8 rows)."""
+    results, threads = {}, torch.get_num_threads()
+    for name in METHODS[work]:
+        if name == "partition2" and rows < 8:
+            continue
+        torch.set_num_threads(2 if name == "partition2" else threads)
+        try:
+            with methods.forced(work, name):
+                results[name] = call()
+        finally:
+            torch.set_num_threads(threads)
+    return results
+
+
+def assert_all_equal(results: dict, what):
+    first, *others = results
+    for name in others:
+        assert torch.equal(results[first], results[name]), (what, first, name)
+
+
+def as_mask(ids, size=V):
+    mask = torch.zeros(size, dtype=torch.bool)
+    mask[list(ids)] = True
+    return mask
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16], ids=str)
+def test_every_top_k_method_keeps_the_same_ids(batch, dtype):
+    z = batch.to(dtype)
+    for k in ((1, 50, 1000) if dtype == torch.float32 else (50,)):
+        masks = each_method("top_k", lambda: keep_mask(TOP_K, None, k, z))
+        assert_all_equal(masks, (k, dtype))
+        ids = each_method("top_k_ids", lambda: select.top_k_candidates(z, k))
+        assert_all_equal(ids, (k, dtype))
+        mask = next(iter(masks.values()))
+        finite = (~torch.isneginf(z)).sum(dim=-1)
+        assert mask.sum(dim=-1).tolist() == torch.clamp(finite, max=k).tolist()
+        kept = torch.zeros_like(mask).scatter_(1, next(iter(ids.values())), True)
+        assert torch.equal(kept & ~torch.isneginf(z), mask)          # the ids = the mask, −inf aside
+        if k == 50:                          # per row (a Python sort of 50,257 floats each): a few rows
+            for b in ((0, 1, 5, 7) if dtype == torch.float32 else (0, 5)):   # tied, −inf, 40 finite, underflow
+                row = z[b].double().tolist()
+                probs = D.softmax_with_temperature(row, 1.0)
+                assert torch.equal(mask[b], as_mask(D.top_k_ids(probs, k, logits=row))), (k, b, dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_every_top_p_and_min_p_method_keeps_the_same_ids(batch, dtype):
+    z = batch.to(dtype)
+    probs = D.softmax_with_temperature_batched(z, 0.8)
+    rows = [0, 1, 3, 7] if dtype == torch.float32 else [0, 3]
+    lists = [(probs[b].tolist(), z[b].tolist()) for b in rows]
+    for p in ((0.3, 0.9, 0.99, 1.0) if dtype == torch.float32 else (0.9,)):
+        masks = each_method("top_p", lambda: keep_mask(TOP_P, probs, p, z))
+        assert_all_equal(masks, (p, dtype))
+        mask = next(iter(masks.values()))
+        for b, (q, row) in zip(rows, lists):
+            assert torch.equal(mask[b], as_mask(D.top_p_ids(q, p, logits=row))), (p, b, dtype)
+    for m in (0.0, 0.05, 1.0):
+        masks = each_method("min_p", lambda: keep_mask(MIN_P, probs, m, z))
+        assert_all_equal(masks, (m, dtype))
+        mask = next(iter(masks.values()))
+        for b, (q, row) in zip(rows, lists):
+            assert torch.equal(mask[b], as_mask(D.min_p_ids(q, m, logits=row))), (m, b, dtype)
+
+
+def test_one_row_takes_every_method_too(batch):
+    """[1, V]: the shape of one generation step."""
+    for b in (0, 3):
+        z = batch[b:b + 1]
+        probs = D.softmax_with_temperature_batched(z, 1.0)
+        q, row = probs[0].tolist(), z[0].tolist()
+        for work, call, per_row in (("top_k", lambda: keep_mask(TOP_K, None, 50, z), D.top_k_ids(q, 50, logits=row)),
+                                    ("top_p", lambda: keep_mask(TOP_P, probs, 0.9, z), D.top_p_ids(q, 0.9, logits=row)),
+                                    ("min_p", lambda: keep_mask(MIN_P, probs, 0.05, z), D.min_p_ids(q, 0.05, logits=row))):
+            for name, mask in each_method(work, call, rows=1).items():
+                assert torch.equal(mask[0], as_mask(per_row)), (work, name, b)
+
+
+def test_the_sample_bar_falls_back_where_it_does_not_serve(batch, monkeypatch):
+    """A bar set too high (top-k: fewer than k values above it; top-p: too little mass above it,
+    or a nucleus that looks wide) is redone exactly: forced on every row, same ids."""
+    probs = D.softmax_with_temperature_batched(batch, 1.0)
+    expected_k = {k: keep_mask(TOP_K, None, k, batch) for k in (1, 50)}
+    expected_p = {p: keep_mask(TOP_P, probs, p, batch) for p in (0.5, 0.9)}
+    monkeypatch.setattr(threshold, "_sample_rank", lambda k: 1)      # the sample's largest: too high
+    with methods.forced("top_k", "threshold"):
+        for k, mask in expected_k.items():
+            assert torch.equal(keep_mask(TOP_K, None, k, batch), mask), k
+    a = probs.numpy()
+    settled = threshold.top_p_collect(a, 0.5)[3]
+    assert 0 < settled.sum() < len(a)                  # at p = 0.5 both kinds of row occur (0.9: all wide)
+    with methods.forced("top_p", "threshold"):
+        for p, mask in expected_p.items():
+            assert torch.equal(keep_mask(TOP_P, probs, p, batch), mask), p
+    monkeypatch.setattr(threshold, "TOP_P_SAMPLE", 2)                  # every nucleus looks wide
+    with methods.forced("top_p", "threshold"):
+        for p, mask in expected_p.items():
+            assert not threshold.top_p_collect(a, p)[3].any()
+            assert torch.equal(keep_mask(TOP_P, probs, p, batch), mask), p
+
+
+RULES = [D.SamplingRule(temperature=0.8, top_k=50, top_p=0.9, min_p=0.05),
+         D.SamplingRule(temperature=1.3, top_k=1000, top_p=0.5),
+         D.SamplingRule(temperature=0.5, top_k=40, min_p=0.2),
+         D.SamplingRule(temperature=1e-39, top_k=20, top_p=0.9)]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=str)
+def test_the_pipeline_on_candidates_equals_its_per_row_redo_and_the_per_row_rule(batch, rule, monkeypatch):
+    z = batch[:16]
+    mask, final = D.apply_batched(rule, z)
+    drawn = D.sample_batched(rule, z, torch.Generator().manual_seed(0))
+    monkeypatch.setattr(candidates, "EXACT_ONLY", True)               # every row: the per-row arithmetic
+    redo_mask, redo_final = D.apply_batched(rule, z)
+    assert torch.equal(mask, redo_mask)
+    assert torch.equal(final, redo_final)                            # one formula for the final, either way
+    assert torch.equal(D.sample_batched(rule, z, torch.Generator().manual_seed(0)), drawn)
+    for b in ((0, 1, 5, 7) if rule is RULES[0] else (0,)):
+        step = rule.apply(z[b])
+        assert torch.equal(mask[b], as_mask(step.kept)), (rule, b)
+        assert final[b].tolist() == pytest.approx(step.final, rel=1e-12, abs=1e-300)
+        assert mask[b, drawn[b]]
+
+
+def test_a_running_sum_at_p_sends_its_row_to_the_per_row_arithmetic(monkeypatch):
+    """p set to a row's running sum itself, and one float64 step either side: those rows are
+    within the margin, redone, and keep the per-row rule's ids."""
+    z = hard_logits(rows=4, seed=3)
+    rule0 = D.SamplingRule(temperature=0.8, top_k=50)
+    redone = []
+    real = candidates.filter_top_k_first
+
+    def spy(stages, z, allowed, t, redo_rows):
+        return real(stages, z, allowed, t, lambda rows: redone.append(rows.tolist()) or redo_rows(rows))
+    monkeypatch.setattr("course_lib.decoding.pipeline.filter_top_k_first", spy)
+    step = rule0.apply(z[2])
+    sums, total = [], 0.0
+    for i in step.kept:                                   # ranked order, as top-p walks it
+        total += step.final[i]
+        sums.append(total)
+    for p in (sums[3], math.nextafter(sums[3], 0), math.nextafter(sums[10], 2)):
+        rule = D.SamplingRule(temperature=0.8, top_k=50, top_p=p)
+        redone.clear()
+        mask, _ = D.apply_batched(rule, z)
+        assert [2] in redone, p
+        assert torch.equal(mask[2], as_mask(rule.apply(z[2]).kept)), p
+
+
+def test_the_calibration_keeps_the_quicker_method_and_checks_they_agree():
+    methods.forget()
+    kind = ("test work", 1, 1, 1, "x", 1)
+    calls = []
+
+    def slow():
+        calls.append("slow")
+        time.sleep(0.004)
+        return torch.tensor([1, 2])
+
+    def quick():
+        calls.append("quick")
+        return torch.tensor([1, 2])
+    assert torch.equal(methods.run(kind, {"slow": slow, "quick": quick}), torch.tensor([1, 2]))
+    assert methods.chosen()[kind] == "quick" and calls.count("slow") >= methods.ROUNDS
+    calls.clear()
+    methods.run(kind, {"slow": slow, "quick": quick})
+    assert calls == ["quick"]                                         # later calls: the choice alone
+    with pytest.raises(methods.MethodsDisagree, match="different results"):
+        methods.run(("other work", 1, 1, 1, "x", 1), {"a": lambda: torch.tensor([1]), "b": lambda: torch.tensor([2])})
+    with pytest.raises(ValueError, match="does not apply"), methods.forced("top_k", "threshold"):
+        keep_mask(TOP_K, None, 2, torch.randn(2, 100))                # a row too short for a sample
+    methods.forget()
