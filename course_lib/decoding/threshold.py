@@ -101,8 +101,27 @@ def top_k_collect(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return rows, ids, keep
 
 
+def one_row_kth(row: np.ndarray, k: int):
+    """The k-th largest value of one row (k < V) when it is strictly above the (k+1)-th, so that
+    the values at or above it are exactly the first k ids; None otherwise (a tie at the k-th
+    value, or a bar from the sample that collected k values or fewer: the caller takes
+    :func:`top_k_collect`). A batch of one row in ~6 numpy calls instead of ~30 (issue 26)."""
+    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
+    m = sample.size
+    r = min(_sample_rank(k), m)
+    got = row[row >= np.partition(sample, m - r)[m - r]]           # every value at or above the bar
+    c = got.size
+    if c <= k:
+        return None
+    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
+    kth = part[c - k]
+    return kth if kth != part[c - k - 1] else None
+
+
 def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
     """[B, V] bool: the first k ids of each row's ranking (k < V)."""
+    if len(a) == 1 and (kth := one_row_kth(a[0], k)) is not None:
+        return torch.from_numpy(a >= kth)
     rows, ids, keep = top_k_collect(a, k)
     mask = np.zeros(a.shape, dtype=bool)
     mask[rows[keep], ids[keep]] = True
@@ -111,6 +130,8 @@ def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
 
 def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
     """[B, k] int64: the ids :func:`top_k_mask` keeps, in increasing id order."""
+    if len(a) == 1 and (kth := one_row_kth(a[0], k)) is not None:
+        return torch.from_numpy(np.flatnonzero(a[0] >= kth)[None, :])
     rows, ids, keep = top_k_collect(a, k)
     return torch.from_numpy(ids[keep].reshape(a.shape[0], k))
 
