@@ -118,6 +118,37 @@ def test_one_row_takes_every_method_too(batch):
                 assert torch.equal(mask[0], as_mask(per_row)), (work, name, b)
 
 
+def test_the_one_row_sample_bar_keeps_the_batch_paths_ids(batch, monkeypatch):
+    """A batch of one row takes the sample bar's own short path (``threshold.one_row_kth``,
+    ``threshold.top_p_one_row``): each row of the hard batch alone, forced to "threshold", keeps
+    the ids the [64, V] batch keeps for it (proven equal to the per-row rules above) — on the
+    short path where it serves, through the fall-back where it does not (ties at the k-th value,
+    a bar set too high)."""
+    probs = D.softmax_with_temperature_batched(batch, 1.0)
+    expected_k = {k: keep_mask(TOP_K, None, k, batch) for k in (1, 50, 1000)}
+    expected_ids = {k: select.top_k_candidates(batch, k) for k in (1, 50, 1000)}
+    expected_p = {p: keep_mask(TOP_P, probs, p, batch) for p in (0.3, 0.9, 0.99, 1.0)}
+    short = {"top_k": 0, "top_p": 0}
+    for b in range(0, len(batch), 3):
+        z, q = batch[b:b + 1], probs[b:b + 1]
+        for k, mask in expected_k.items():
+            short["top_k"] += threshold.one_row_kth(z[0].numpy(), k) is not None
+            with methods.forced("top_k", "threshold"):
+                assert torch.equal(keep_mask(TOP_K, None, k, z)[0], mask[b]), (b, k)
+            with methods.forced("top_k_ids", "threshold"):
+                assert torch.equal(select.top_k_candidates(z, k)[0], expected_ids[k][b]), (b, k)
+        for p, mask in expected_p.items():
+            short["top_p"] += threshold.top_p_one_row(q[0].numpy(), p) is not None
+            with methods.forced("top_p", "threshold"):
+                assert torch.equal(keep_mask(TOP_P, q, p, z)[0], mask[b]), (b, p)
+    assert short["top_k"] > 0 and short["top_p"] > 0              # the short paths did serve
+    assert threshold.one_row_kth(batch[0].numpy(), 50) is None       # rounded to 0.1: tied at the k-th
+    monkeypatch.setattr(threshold, "_sample_rank", lambda k: 1)      # the sample's largest: too high
+    assert threshold.one_row_kth(batch[2].numpy(), 50) is None
+    with methods.forced("top_k", "threshold"):
+        assert torch.equal(keep_mask(TOP_K, None, 50, batch[2:3])[0], expected_k[50][2])
+
+
 def test_the_sample_bar_falls_back_where_it_does_not_serve(batch, monkeypatch):
     """A bar set too high (top-k: fewer than k values above it; top-p: too little mass above it,
     or a nucleus that looks wide) is redone exactly: forced on every row, same ids."""

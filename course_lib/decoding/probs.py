@@ -124,7 +124,10 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
         check_rows(logits)                                     # raises, naming what is wrong
     logits = logits.detach()
     z = numpy_view(logits, small_only=True)
-    if z is not None:                # the one new buffer (τ = 1: a copy), then the softmax
+    if z is not None and t == 1.0:   # nothing to divide: the softmax makes the one new buffer
+        probs = torch.softmax(logits, dim=-1)
+        first = probs.numpy()[:, 0]
+    elif z is not None:              # the one new buffer (z × 1/τ), then the softmax in place
         with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
             # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
             # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)

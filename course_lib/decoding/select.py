@@ -191,6 +191,8 @@ def top_p_count(a: np.ndarray, p: float, split: bool = False) -> tuple[np.ndarra
 def _top_p_threshold(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Method "threshold" (``threshold.top_p_collect``); rows it cannot settle go to
     :func:`top_p_count`."""
+    if len(a) == 1 and (found := threshold.top_p_one_row(a[0], p)) is not None:
+        return tuple(np.array([value]) for value in found)
     n, kth, tied, settled = threshold.top_p_collect(a, p)
     redo = np.flatnonzero(~settled)
     if redo.size:

@@ -172,3 +172,23 @@ def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
     kth = top[at, n - 1]
     tied = (n < counts) & (top[at, np.minimum(n, width - 1)] == kth)
     return n, kth, tied, settled
+
+
+def top_p_one_row(row: np.ndarray, p: float):
+    """``top_p_collect`` for a batch of one row of probabilities, in ~12 numpy calls: (n, the
+    n-th largest value, tied) or None when the bar from the sample collects values that do not
+    reach p (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few
+    thousand ids) is served too; only the collected values are sorted, never the row."""
+    sample = -np.sort(-row[::STRIDE])                              # [m] descending
+    running = np.cumsum(sample)                                    # an estimate: float32 is enough
+    reach = int((running < (p + (1.0 - p) / 4) * running[-1]).sum())
+    place = reach + reach // 4 + 8
+    if place >= sample.size or not sample[place] > 0:              # no bar below the nucleus
+        return None
+    top = -np.sort(-row[row >= sample[place]])                     # [c] every value ≥ the bar, ranked
+    sums = ranked_sums(top[None, :])[0]                            # the per-row rule's running sums
+    if not sums[-1] >= p:
+        return None
+    n = 1 + int((sums[:-1] < p).sum())                             # the first place, then each
+    kth = top[n - 1]                                               # one whose sum before is < p
+    return n, kth, n < top.size and top[n] == kth                 # (a value after the last is < the bar)
