@@ -84,7 +84,11 @@ def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tenso
     would read the batch once, but it is several times slower than ``amin`` and ``amax``."""
     if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
         z = numpy_view(logits, small_only=True)
-        if z is not None:
+        if z is not None and len(z) == 1:          # one row: Python floats, fewer numpy calls
+            lowest, highest = float(z.min()), float(z.max())
+            if math.isfinite(highest):
+                return logits, (~torch.isneginf(logits) if lowest == -math.inf else None)
+        elif z is not None:
             lowest, highest = z.min(axis=-1), z.max(axis=-1)
         else:
             lowest, highest = (t.double().numpy(force=True)       # [B] each (numpy has no bfloat16)
@@ -202,6 +206,12 @@ class MinP:
 
     @staticmethod
     def _mask_numpy(a: np.ndarray, m: float) -> torch.Tensor:
+        if len(a) == 1:                          # one row: the same bar from Python floats
+            bar = m * float(a.max())
+            if a.dtype == np.float32:
+                bar32 = np.float32(bar)
+                return torch.from_numpy(a >= (np.nextafter(bar32, np.float32(np.inf)) if float(bar32) < bar else bar32))
+            return torch.from_numpy(a >= bar)
         bar = m * a.max(axis=-1, keepdims=True).astype(np.float64)   # [B, 1]
         if a.dtype == np.float32:
             bar32 = bar.astype(np.float32)
