@@ -109,7 +109,7 @@ def one_row_kth(row: np.ndarray, k: int):
     sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
     m = sample.size
     r = min(_sample_rank(k), m)
-    got = row[row >= np.partition(sample, m - r)[m - r]]           # every value at or above the bar
+    got = np.compress(row >= np.partition(sample, m - r)[m - r], row)   # every value at or above the bar
     c = got.size
     if c <= k:
         return None
@@ -179,13 +179,13 @@ def top_p_one_row(row: np.ndarray, p: float):
     n-th largest value, tied) or None when the bar from the sample collects values that do not
     reach p (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few
     thousand ids) is served too; only the collected values are sorted, never the row."""
-    sample = -np.sort(-row[::STRIDE])                              # [m] descending
-    running = np.cumsum(sample)                                    # an estimate: float32 is enough
+    sample = np.sort(row[::STRIDE])[::-1].copy()                   # [m] descending
+    running = torch.cumsum(torch.from_numpy(sample), dim=0).numpy()   # an estimate: its dtype is enough
     reach = int((running < (p + (1.0 - p) / 4) * running[-1]).sum())
     place = reach + reach // 4 + 8
     if place >= sample.size or not sample[place] > 0:              # no bar below the nucleus
         return None
-    top = -np.sort(-row[row >= sample[place]])                     # [c] every value ≥ the bar, ranked
+    top = np.sort(np.compress(row >= sample[place], row))[::-1]    # [c] every value ≥ the bar, ranked
     sums = ranked_sums(top[None, :])[0]                            # the per-row rule's running sums
     if not sums[-1] >= p:
         return None
