@@ -1,6 +1,6 @@
 """A clear word instead of a bare NameError when a cell runs before the cells it needs.
 
-Every notebook's first code cell calls :func:`explain_name_errors`, and so does the first import
+Every notebook's first code cell calls :func:`explain_name_errors` (through ``ui.start.start``), and so does the first import
 of course_lib in a notebook kernel (``course_lib/__init__.py``): after a kernel restart, a
 learner who runs a cell in the middle gets the usual traceback plus one line saying what to do
 (run the notebook from the top) as soon as course_lib has been imported again — by the first
