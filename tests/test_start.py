@@ -94,6 +94,7 @@ def test_needed_is_what_pyproject_installs_but_jupyterlab():
     """jupyterlab runs the notebooks; no cell imports it. Every other dependency is imported
     under its distribution name."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    names = {re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("-", "_") for dep in project["dependencies"]}
+    names = {re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("-", "_")
+             for dep in project["dependencies"]}
     assert set(NEEDED) == names - {"jupyterlab"}
     assert len(NEEDED) == len(set(NEEDED))
