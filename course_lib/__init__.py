@@ -17,7 +17,8 @@ Where each notebook's code lives
                    (how tightly the article pins the weights)
     07_sampling    ``decoding.*`` (rules, pipeline, draw, generate, kv_cost, stats), ``ui.panel``
     every notebook ``model.gpt`` (the one GPT), ``figures`` (closing ✓ cells), ``ui.plots``,
-                   ``ui.pipeline_map`` (the map at the top), ``ui.checks`` (the checks' summary line)
+                   ``ui.start`` (the first cell: language, hint, map), ``ui.pipeline_map`` (the map at the top),
+                   ``ui.checks`` (the checks' summary line)
 
 The layers
     ``data``       finds data/ (``$COURSE_DATA_DIR`` or the checkout above the package) and reads it;
@@ -42,7 +43,8 @@ The layers
                    ``margins``
     ``ui``         ``plots``, ``token_display``, ``panel``, ``palette``, ``pipeline_map`` (the map),
                    ``checks`` (the Checks cell's summary line), ``recorded`` (GPT-2's recorded values), ``fonts``,
-                   ``language`` (``set_language("en" | "zh")``) and ``strings`` (every label, both languages)
+                   ``language`` (``set_language("en" | "zh")``), ``strings`` (every label, both languages)
+                   and ``start`` (every notebook's first cell, in one call)
     ``bench``      ``python -m course_lib.bench.sampling`` (``generate``, ``memory``, ``kv_cache``):
                    the course beside transformers, ratios and the same-work checks
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per

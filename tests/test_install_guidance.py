@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from course_lib.ui.strings import STRINGS
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").rglob("*.ipynb"))
 
@@ -25,14 +27,17 @@ def test_every_notebook_is_covered():
 def test_the_first_cell_says_in_one_line_what_to_install(path, tmp_path):
     """Run the first cell's guard in a Python that cannot see course_lib (-S: no site-packages,
     -I: no current folder): the last line of the error names the missing module and the command."""
-    guard = first_code_cell(path).split("set_language(")[0]
-    assert guard.startswith("try:\n    from course_lib.ui.language import set_language\n")
+    guard = first_code_cell(path).split("\nstart(")[0]
+    assert guard.startswith("try:\n    from course_lib.ui.start import start\n")
     done = subprocess.run([sys.executable, "-S", "-I", "-c", guard], cwd=tmp_path, capture_output=True,
                           text=True, timeout=60)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ModuleNotFoundError: ") and "course_lib" in last and "`pip install -e .`" in last, last
     assert ("README.zh-CN.md" in last) == ("/zh/" in path.as_posix()), last
+    # the cell writes out the line start() says for a missing dependency (course_lib cannot say it)
+    language = "zh" if "/zh/" in path.as_posix() else "en"
+    assert last == "ModuleNotFoundError: " + STRINGS[language]["start.missing"].format(name="course_lib"), last
     assert "During handling" not in done.stderr          # `from None`: the import's own traceback is gone
 
 

@@ -4,7 +4,8 @@ checked in a fresh Jupyter kernel with cells taken from notebook 03 of both edit
 * a cell that imports nothing from course_lib, run first, shows Python's plain NameError;
 * a check cell imports its checker, which turns the hint on: its NameError comes with the line
   "run the notebook from the top", in both languages (no notebook has chosen one yet);
-* after the first code cell of the Chinese edition, a cell's NameError gets the Chinese line only.
+* after the first code cell of the Chinese edition (whose value is the map, in Chinese), a cell's
+  NameError gets the Chinese line only.
 """
 import json
 from pathlib import Path
@@ -31,13 +32,15 @@ def kernel():
 
 
 def run(kc, source: str) -> tuple[str, list[str]]:
-    """What a cell printed (stdout) and the names of the errors it raised."""
+    """What a cell printed (stdout, and the text of its value) and the names of the errors it raised."""
     printed, errors = [], []
 
     def collect(message):
         kind, content = message["msg_type"], message["content"]
         if kind == "stream" and content["name"] == "stdout":
             printed.append(content["text"])
+        elif kind == "execute_result":
+            printed.append(content["data"].get("text/plain", ""))
         elif kind == "error":
             errors.append(content["ename"])
     kc.execute_interactive(source, output_hook=collect, timeout=120)
@@ -61,8 +64,8 @@ def test_a_cell_run_alone_after_a_restart_gets_what_the_notebook_says(kernel):
     assert errors == ["NameError"]
     assert hint("en", "make_causal_mask") in printed and hint("zh", "make_causal_mask") in printed
 
-    printed, errors = run(kernel, chinese[0])              # the Chinese edition's first cell: set_language("zh")
-    assert errors == []
+    printed, errors = run(kernel, chinese[0])              # the Chinese edition's first cell: start("03", language="zh")
+    assert errors == [] and "你在这里：注意力（笔记本 03）" in printed      # its value: the map, in Chinese
     printed, errors = run(kernel, plain)
     assert errors == ["NameError"]
     assert hint("zh", "causal_mask") in printed and hint("en", "causal_mask") not in printed

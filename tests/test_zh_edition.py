@@ -11,8 +11,8 @@ cells in the same order, with
   (``check_figure``, ``check_inline``, ``check_<exercise>``) with the same arguments' names,
 * the same cell tags,
 
-and the first code cell chooses the edition's language (``set_language("en")`` /
-``set_language("zh")``). A change made to one edition's code alone fails here, naming the
+and the first code cell chooses the edition's language (``start(..., language="en")`` /
+``start(..., language="zh")``). A change made to one edition's code alone fails here, naming the
 notebook and the cell. nbval then runs both editions strictly (``make test``, stage 2).
 """
 import ast
@@ -123,10 +123,12 @@ def figure_checks(text: str) -> list:
 
 
 def language_chosen(text: str) -> str | None:
+    """The ``language=`` of the cell's ``start(...)`` call (course_lib.ui.start), if it has one."""
     for node in ast.walk(ast.parse(text)):
-        if (isinstance(node, ast.Call) and getattr(node.func, "id", "") == "set_language"
-                and node.args and isinstance(node.args[0], ast.Constant)):
-            return node.args[0].value
+        if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "start":
+            for keyword in node.keywords:
+                if keyword.arg == "language" and isinstance(keyword.value, ast.Constant):
+                    return keyword.value.value
     return None
 
 
@@ -151,9 +153,9 @@ def pairing_problems(english: dict, chinese: dict, name: str) -> list[str]:
         if tags[0] != tags[1]:
             problems.append(f"{where}: tags differ: English {tags[0]}, Chinese {tags[1]}")
     if en and language_chosen(source(en[0][1])) != "en":
-        problems.append(f"{name} code cell 0: the English notebook does not call set_language(\"en\") first")
+        problems.append(f"{name} code cell 0: the English notebook does not call start(..., language=\"en\") first")
     if zh and language_chosen(source(zh[0][1])) != "zh":
-        problems.append(f"{name} code cell 0: notebooks/zh/{name} does not call set_language(\"zh\") first")
+        problems.append(f"{name} code cell 0: notebooks/zh/{name} does not call start(..., language=\"zh\") first")
     return problems
 
 
@@ -234,6 +236,15 @@ def test_a_translated_comment_string_or_fstring_text_passes_but_not_its_format_s
     assert code_tokens(en) != code_tokens(zh.replace("len(y)", "len(z)"))
     assert code_tokens("f\"{'same' if ok else 'DIFFERENT'}\"") == code_tokens("f\"{'相同' if ok else '不同'}\"")
     assert code_tokens("f\"{'same' if ok else 'DIFFERENT'}\"") != code_tokens("f\"{'same' if not ok else 'DIFFERENT'}\"")
+
+
+def test_a_first_cell_in_the_other_language_fails():
+    name, english, chinese = _first_pair()
+    swapped = copy.deepcopy(chinese)
+    first = code_cells(swapped)[0][1]
+    first["source"] = source(first).replace('language="zh"', 'language="en"')
+    assert pairing_problems(english, swapped, name) == [
+        f'{name} code cell 0: notebooks/zh/{name} does not call start(..., language="zh") first']
 
 
 def test_a_dropped_cell_or_changed_tag_fails():

@@ -11,5 +11,6 @@
 * ``recorded``      — GPT-2's values as the articles recorded them, shown without weights (05, 07)
 * ``fonts``         — a CJK font behind matplotlib's default, no missing-glyph warnings (02–07)
 * ``language``      — ``set_language("en" | "zh")``: the language of every label above (all notebooks)
+* ``start``         — ``start("03", language="en")``: every notebook's first cell, the four above in one call
 * ``strings``       — those labels, once per language (English and Chinese)
 """

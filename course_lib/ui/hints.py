@@ -1,11 +1,12 @@
 """A clear word instead of a bare NameError when a cell runs before the cells it needs.
 
-Every notebook's first code cell calls :func:`explain_name_errors`, and so does the first import
-of course_lib in a notebook kernel (``course_lib/__init__.py``): after a kernel restart, a
-learner who runs a cell in the middle gets the usual traceback plus one line saying what to do
-(run the notebook from the top) as soon as course_lib has been imported again — by the first
-cell, or by the cell itself (every exercise's check cell imports its checker). Before the
-first cell has chosen the notebook's language, the line is shown in English and in Chinese.
+Every notebook's first code cell calls :func:`explain_name_errors` (through ``ui.start.start``),
+and so does the first import of course_lib in a notebook kernel (``course_lib/__init__.py``):
+after a kernel restart, a learner who runs a cell in the middle gets the usual traceback plus
+one line saying what to do (run the notebook from the top) as soon as course_lib has been
+imported again — by the first cell, or by the cell itself (every exercise's check cell imports
+its checker). Before the first cell has chosen the notebook's language, the line is shown in
+English and in Chinese.
 A cell that needs no course_lib, run first after a restart, shows Python's plain traceback
 (the notebooks say so).
 """

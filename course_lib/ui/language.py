@@ -1,9 +1,9 @@
 """The language the notebooks' labels speak: English (``"en"``, the default) or Chinese (``"zh"``).
 
-Every notebook's first code cell chooses it (the notebooks in notebooks/zh/ say ``"zh"``)::
+Every notebook's first code cell chooses it through ``course_lib.ui.start`` (the notebooks in
+notebooks/zh/ say ``"zh"``)::
 
-    from course_lib.ui.language import set_language
-    set_language("zh")
+    start("03", language="zh")      # calls set_language("zh"), among the rest of the set-up
 
 From then on the plots' titles, axis labels and legends, the sampling panel, the token
 playground, the ✓ check lines' notes, the Checks cell's summary line, the exercise checks'

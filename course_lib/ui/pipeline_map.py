@@ -1,9 +1,10 @@
 """The course's map: one forward pass, from token ids to the next id, with "you are here".
 
-Shown at the top of every notebook (01–07): ``pipeline_map("attention")`` as a cell's last
-expression draws the pipeline (a matplotlib picture) and highlights the stage the notebook
-teaches. Where pictures are not shown (a terminal, a text-only view) the same map is one line
-of text, with the current stage in [brackets].
+Shown at the top of every notebook (01–07), as the value of the first cell's ``start("03", ...)``
+(``ui.start``): ``pipeline_map("attention")`` as a cell's last expression draws the pipeline (a
+matplotlib picture) and highlights the stage the notebook teaches. Where pictures are not shown
+(a terminal, a text-only view) the same map is one line of text, with the current stage in
+[brackets].
 """
 from __future__ import annotations
 

@@ -122,6 +122,9 @@ EN = {
     # -- hints.py (all notebooks)
     "hints.name_error": ("`{name}` is defined by an earlier cell of this notebook: run the notebook from "
                          "the top (Kernel → Restart and Run All), or run the cells above this one first."),
+    # -- start.py (every notebook's first cell; the cell writes the same line out, for course_lib itself)
+    "start.missing": ("{name} is not installed for this kernel: in the course's folder run `pip install -e .`, "
+                      "then restart the kernel (README: Install where you already are)"),
     # -- exercises/core.py (the frame of every exercise check; the hints and ✓ lines: exercises/messages_zh.py)
     "exercise.not_attempted": "not attempted yet: write the function above, then run both cells",
     "exercise.pass_function": "pass your function itself, e.g. check_{name}({name})",
@@ -241,6 +244,9 @@ ZH = {
     # -- hints.py
     "hints.name_error": ("`{name}` 由本笔记本前面的单元格定义：请从头运行笔记本"
                          "（Kernel → Restart and Run All），或先运行它上面的单元格。"),
+    # -- start.py
+    "start.missing": ("此内核的 Python 没有安装 {name}：请在课程文件夹中运行 `pip install -e .`，"
+                      "然后重启内核（见 README.zh-CN.md：在已有的环境中安装）"),
     # -- exercises/core.py
     "exercise.not_attempted": "尚未作答：先写好上面的函数，再运行这两个单元格",
     "exercise.pass_function": "请传入函数本身，例如 check_{name}({name})",
