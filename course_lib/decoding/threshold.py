@@ -26,6 +26,7 @@ import torch
 
 STRIDE = 16            # the sample: every STRIDE-th value of a row
 MIN_VOCAB = 1024       # below this a row is too short for a sample to pay
+ONE_ROW_STRIDE = 32    # top-p on one row: a sparser sample (its sort is most of the estimate's cost)
 TOP_P_SAMPLE = 64      # top-p: the largest values of the sample looked at (≈ 1,024 of the row): a row
                        # whose nucleus looks wider goes to the partition method (collecting costs ~30 ns an id)
 
@@ -175,20 +176,29 @@ def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
 
 
 def top_p_one_row(row: np.ndarray, p: float):
-    """``top_p_collect`` for a batch of one row of probabilities, in ~12 numpy calls: (n, the
-    n-th largest value, tied) or None when the bar from the sample collects values that do not
-    reach p (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few
-    thousand ids) is served too; only the collected values are sorted, never the row."""
-    sample = np.sort(row[::STRIDE])[::-1].copy()                   # [m] descending
-    running = torch.cumsum(torch.from_numpy(sample), dim=0).numpy()   # an estimate: its dtype is enough
-    reach = int((running < (p + (1.0 - p) / 4) * running[-1]).sum())
-    place = reach + reach // 4 + 8
-    if place >= sample.size or not sample[place] > 0:              # no bar below the nucleus
-        return None
-    top = np.sort(np.compress(row >= sample[place], row))[::-1]    # [c] every value ≥ the bar, ranked
-    sums = ranked_sums(top[None, :])[0]                            # the per-row rule's running sums
-    if not sums[-1] >= p:
-        return None
-    n = 1 + int((sums[:-1] < p).sum())                             # the first place, then each
-    kth = top[n - 1]                                               # one whose sum before is < p
-    return n, kth, n < top.size and top[n] == kth                 # (a value after the last is < the bar)
+    """``top_p_collect`` for a batch of one row of probabilities, in ~10 numpy calls: (n, the
+    n-th largest value, tied), or None when no bar from the sample collects values that reach p
+    (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few thousand
+    ids) is served too; only the collected values are sorted, never the row. A bar that
+    collects too little is lowered (twice as many ranks of the sample) and tried again.
+
+    Both sorts are ascending, on negated values where the largest must come first (negating is
+    exact, so −sums are the per-row rule's running sums with their sign changed)."""
+    sample = np.sort(row[::ONE_ROW_STRIDE])                        # [m] ascending
+    m = sample.size
+    below = torch.cumsum(torch.from_numpy(sample), dim=0).numpy()  # an estimate: its dtype is enough
+    # the ids left out of a nucleus hold a share < 1 − p: the bar goes a margin of ranks below
+    # where the sample's own share from the top reaches p + (1 − p) / 4
+    reach = m - 1 - int(np.searchsorted(below, (1.0 - p) * 0.75 * float(below[-1]), side="right"))
+    place = reach + reach // 4 + 8                                 # ranks from the top
+    while place < m and sample[-1 - place] > 0:                    # (a bar of 0 would collect every 0)
+        top = np.compress(row >= sample[-1 - place], row)          # [c] every value ≥ the bar
+        np.negative(top, out=top)
+        top.sort()                                                 # −values: the largest first
+        sums = torch.cumsum(torch.from_numpy(top), dim=0, dtype=torch.float64).numpy()   # −(running sums)
+        if -sums[-1] >= p:
+            n = 1 + int(np.count_nonzero(sums[:-1] > -p))          # the first place, then each
+            kth = -top[n - 1]                                      # one whose sum before is < p
+            return n, kth, n < top.size and -top[n] == kth        # (a value after the last is < the bar)
+        place *= 2
+    return None
