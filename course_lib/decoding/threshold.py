@@ -129,10 +129,28 @@ def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
     return torch.from_numpy(mask)
 
 
+def one_row_ids(row: np.ndarray, k: int):
+    """[k] int64: the first k ids of one row's ranking (k < V), in increasing id order, when
+    its k-th largest value is strictly above the (k+1)-th; None otherwise (as
+    :func:`one_row_kth`). The ids at the bar are collected once, with their values: the k-th
+    largest is found among those, and the row is not read again."""
+    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
+    m = sample.size
+    r = min(_sample_rank(k), m)
+    ids = np.flatnonzero(row >= np.partition(sample, m - r)[m - r])   # every id at or above the bar
+    c = ids.size
+    if c <= k:
+        return None
+    got = row[ids]                                                 # [c] their values
+    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
+    kth = part[c - k]
+    return ids[got >= kth] if kth != part[c - k - 1] else None
+
+
 def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
     """[B, k] int64: the ids :func:`top_k_mask` keeps, in increasing id order."""
-    if len(a) == 1 and (kth := one_row_kth(a[0], k)) is not None:
-        return torch.from_numpy(np.flatnonzero(a[0] >= kth)[None, :])
+    if len(a) == 1 and (ids := one_row_ids(a[0], k)) is not None:
+        return torch.from_numpy(ids[None, :])
     rows, ids, keep = top_k_collect(a, k)
     return torch.from_numpy(ids[keep].reshape(a.shape[0], k))
 
