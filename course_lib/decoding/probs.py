@@ -18,7 +18,9 @@ import numpy as np
 import torch
 
 from ..tokens.ids import check_ids
-from .checks import as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature, numpy_view
+from .checks import SMALL, as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature
+
+_NUMPY_DTYPES = (torch.float32, torch.float64)     # read through numpy (``checks.numpy_view``)
 
 # --------------------------------------------------------------------------- one row
 
@@ -119,11 +121,15 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
       column tells, and only then does the full check run (for its message).
     """
     t = check_temperature(temperature)
-    if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
-            and logits.numel() > 0):
-        check_rows(logits)                                     # raises, naming what is wrong
+    if (isinstance(logits, torch.Tensor) and logits.dtype in _NUMPY_DTYPES and logits.dim() == 2
+            and 0 < logits.numel() <= SMALL and logits.device.type == "cpu"):
+        z = logits.detach().numpy()                            # the usual row: through numpy
+    else:
+        if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
+                and logits.numel() > 0):
+            check_rows(logits)                                 # raises, naming what is wrong
+        z = None
     logits = logits.detach()
-    z = numpy_view(logits, small_only=True)
     if z is not None and t == 1.0:   # nothing to divide: the softmax makes the one new buffer
         probs = torch.softmax(logits, dim=-1)
         first = probs.numpy()[:, 0]

@@ -155,6 +155,39 @@ def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
     return torch.from_numpy(ids[keep].reshape(a.shape[0], k))
 
 
+def top_k_mask_by_rows(a: np.ndarray, k: int) -> torch.Tensor:
+    """:func:`top_k_mask` one row at a time (method "rows"): each row's k-th value by
+    :func:`one_row_kth` while the row is in the cache, then one comparison of the batch with its
+    k-th values; rows it does not serve (a tie at the k-th value) go to the batch path."""
+    kth = np.empty(len(a), dtype=a.dtype)
+    redo = []
+    for b, row in enumerate(a):
+        value = one_row_kth(row, k)
+        if value is None:
+            redo.append(b)
+            value = np.inf
+        kth[b] = value
+    mask = a >= kth[:, None]
+    if redo:
+        mask[redo] = top_k_mask(a[redo], k).numpy()
+    return torch.from_numpy(mask)
+
+
+def top_k_ids_by_rows(a: np.ndarray, k: int) -> torch.Tensor:
+    """:func:`top_k_ids` one row at a time (method "rows", as :func:`top_k_mask_by_rows`)."""
+    ids = np.empty((len(a), k), dtype=np.int64)
+    redo = []
+    for b, row in enumerate(a):
+        found = one_row_ids(row, k)
+        if found is None:
+            redo.append(b)
+        else:
+            ids[b] = found
+    if redo:
+        ids[redo] = top_k_ids(a[redo], k).numpy()
+    return torch.from_numpy(ids)
+
+
 # --------------------------------------------------------------------------- top-p
 
 
