@@ -15,7 +15,7 @@ from course_lib.decoding import candidates, methods, select, threshold
 from course_lib.decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
 
 V = 50_257
-METHODS = {"top_k": ("partition", "topk", "threshold"), "top_k_ids": ("partition", "topk", "threshold"),
+METHODS = {"top_k": ("partition", "topk", "threshold", "rows"), "top_k_ids": ("partition", "topk", "threshold", "rows"),
            "top_p": ("partition", "partition2", "threshold"), "min_p": ("numpy", "torch")}
 
 
@@ -39,10 +39,11 @@ def batch():
 
 def each_method(work: str, call, rows: int = 64):
     """{method: call()} with ``work`` forced to each of its methods ("partition2", two threads'
-    partitions, with torch on two threads and at least 8 rows)."""
+    partitions, with torch on two threads and at least 8 rows; "rows", one row at a time, from
+    two rows)."""
     results, threads = {}, torch.get_num_threads()
     for name in METHODS[work]:
-        if name == "partition2" and rows < 8:
+        if (name == "partition2" and rows < 8) or (name == "rows" and rows < 2):
             continue
         torch.set_num_threads(2 if name == "partition2" else threads)
         try:

@@ -18,7 +18,9 @@ import numpy as np
 import torch
 
 from ..tokens.ids import check_ids
-from .checks import as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature, numpy_view
+from .checks import SMALL, as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature
+
+_NUMPY_DTYPES = (torch.float32, torch.float64)     # read through numpy (``checks.numpy_view``)
 
 # --------------------------------------------------------------------------- one row
 
@@ -119,39 +121,45 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
       column tells, and only then does the full check run (for its message).
     """
     t = check_temperature(temperature)
+    if (isinstance(logits, torch.Tensor) and logits.dtype in _NUMPY_DTYPES and logits.dim() == 2
+            and 0 < logits.numel() <= SMALL and logits.is_cpu):     # the usual rows: through numpy
+        logits = logits.detach()
+        if t == 1.0:                 # nothing to divide: the softmax makes the one new buffer
+            probs = torch.softmax(logits, dim=-1)
+            first = probs.numpy()[:, 0]
+        else:                        # the one new buffer (z × 1/τ), then the softmax in place
+            z = logits.numpy()
+            with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
+                # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
+                # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)
+                x = z * z.dtype.type(1.0 / t)
+            probs, first = torch.from_numpy(x), x[:, 0]
+            torch.softmax(probs, dim=-1, out=probs)
+        return probs if not math.isnan(first[0] if len(first) == 1 else first.sum()) else _redone(logits, t)
     if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
             and logits.numel() > 0):
         check_rows(logits)                                     # raises, naming what is wrong
     logits = logits.detach()
-    z = numpy_view(logits, small_only=True)
-    if z is not None and t == 1.0:   # nothing to divide: the softmax makes the one new buffer
-        probs = torch.softmax(logits, dim=-1)
-        first = probs.numpy()[:, 0]
-    elif z is not None:              # the one new buffer (z × 1/τ), then the softmax in place
-        with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
-            # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
-            # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)
-            x = z * z.dtype.type(1.0 / t)
-        probs, first = torch.from_numpy(x), x[:, 0]
+    # float16 / bfloat16 logits are divided and exponentiated in float32: z / τ rounded to
+    # bfloat16 near 85 can be off by 0.25, a 28 % error in a probability (and torch
+    # versions round that product differently); only the probabilities return to the dtype
+    wide = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
+    probs = torch.softmax(wide, dim=-1) if t == 1.0 else wide * (1.0 / t)
+    if t != 1.0:
         torch.softmax(probs, dim=-1, out=probs)
-    else:
-        # float16 / bfloat16 logits are divided and exponentiated in float32: z / τ rounded to
-        # bfloat16 near 85 can be off by 0.25, a 28 % error in a probability (and torch
-        # versions round that product differently); only the probabilities return to the dtype
-        wide = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
-        probs = torch.softmax(wide, dim=-1) if t == 1.0 else wide * (1.0 / t)
-        if t != 1.0:
-            torch.softmax(probs, dim=-1, out=probs)
-        probs = probs.to(logits.dtype)
-        first = probs[:, 0]
-    if math.isnan(first[0] if len(first) == 1 else first.sum()):
-        check_rows(logits)                                     # NaN, +inf or a row all −inf: raises
-        # valid logits, but z / τ overflowed (τ tiny, or 1/τ itself inf): the per-row rule's
-        # (z − max z) / τ in float64, where a division cannot turn 0 into 0 × inf = NaN
-        z64 = logits.double()
-        shifted = (z64 - z64.amax(dim=-1, keepdim=True)) / t
-        probs = torch.softmax(shifted, dim=-1).to(logits.dtype)
-    return probs
+    probs = probs.to(logits.dtype)
+    first = probs[:, 0]
+    return probs if not math.isnan(first[0] if len(first) == 1 else first.sum()) else _redone(logits, t)
+
+
+def _redone(logits: torch.Tensor, t: float) -> torch.Tensor:
+    """A NaN in the first column: invalid logits raise (NaN, +inf, a row all −inf); valid ones
+    whose z / τ overflowed (τ tiny, or 1/τ itself inf) take the per-row rule's (z − max z) / τ
+    in float64, where a division cannot turn 0 into 0 × inf = NaN."""
+    check_rows(logits)
+    z64 = logits.double()
+    shifted = (z64 - z64.amax(dim=-1, keepdim=True)) / t
+    return torch.softmax(shifted, dim=-1).to(logits.dtype)
 
 
 def softmax64_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:

@@ -79,10 +79,18 @@ def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
 
 def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The checked logits and which ids may be kept ([B, V] finite-logit mask, or None when no
-    logit is −inf), from each row's minimum (is there a −inf?) and maximum (finite exactly when
-    the row has no NaN, no +inf and a finite value; only then is it valid). ``torch.aminmax``
-    would read the batch once, but it is several times slower than ``amin`` and ``amax``."""
+    logit is −inf). The usual batch is read once: a row's sum is finite exactly when the row
+    holds no NaN and no ±inf (inf + finite = inf, inf − inf = NaN, and NaN stays NaN), so such
+    a row is valid and keeps every id. Only a batch with a non-finite sum (a −inf logit, an
+    invalid value, or a float32 sum beyond ~3e38) reads each row's minimum (is there a −inf?)
+    and maximum (finite exactly when the row has no NaN, no +inf and a finite value; only then
+    is it valid). ``torch.aminmax`` would read the batch once, but it is several times slower
+    than ``amin`` and ``amax``."""
     if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
+        if logits.dtype in (torch.float32, torch.float64):
+            sums = logits.detach().sum(dim=-1)                    # [B]: torch adds ~3× faster than numpy
+            if math.isfinite(float(sums)) if len(sums) == 1 else bool(np.isfinite(sums.numpy(force=True)).all()):
+                return logits, None
         z = numpy_view(logits, small_only=True)
         if z is not None and len(z) == 1:          # one row: Python floats, fewer numpy calls
             lowest, highest = float(z.min()), float(z.max())

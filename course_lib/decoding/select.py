@@ -117,6 +117,8 @@ def top_k_fast(key: torch.Tensor, k: int) -> torch.Tensor:
     ways = {"partition": lambda: _top_k_partition(a, k, key), "topk": lambda: _top_k_torch(a, k, key)}
     if threshold.usable(a.shape[1], k):
         ways["threshold"] = lambda: threshold.top_k_mask(a, k)
+        if len(a) > 1:                  # one row: "threshold" takes the one-row path already
+            ways["rows"] = lambda: threshold.top_k_mask_by_rows(a, k)
     return methods.run(methods.kind_of("top_k", a.shape, a.dtype, k), ways)
 
 
@@ -150,6 +152,8 @@ def top_k_candidates(key: torch.Tensor, k: int) -> torch.Tensor:
     ways = {"partition": lambda: _top_k_ids_partition(a, k, key), "topk": lambda: _top_k_ids_torch(a, k, key)}
     if threshold.usable(a.shape[1], k):
         ways["threshold"] = lambda: threshold.top_k_ids(a, k)
+        if len(a) > 1:                  # one row: "threshold" takes the one-row path already
+            ways["rows"] = lambda: threshold.top_k_ids_by_rows(a, k)
     return methods.run(methods.kind_of("top_k_ids", a.shape, a.dtype, k), ways)
 
 

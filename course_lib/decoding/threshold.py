@@ -26,6 +26,7 @@ import torch
 
 STRIDE = 16            # the sample: every STRIDE-th value of a row
 MIN_VOCAB = 1024       # below this a row is too short for a sample to pay
+ONE_ROW_STRIDE = 32    # top-p on one row: a sparser sample (its sort is most of the estimate's cost)
 TOP_P_SAMPLE = 64      # top-p: the largest values of the sample looked at (≈ 1,024 of the row): a row
                        # whose nucleus looks wider goes to the partition method (collecting costs ~30 ns an id)
 
@@ -128,12 +129,63 @@ def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
     return torch.from_numpy(mask)
 
 
+def one_row_ids(row: np.ndarray, k: int):
+    """[k] int64: the first k ids of one row's ranking (k < V), in increasing id order, when
+    its k-th largest value is strictly above the (k+1)-th; None otherwise (as
+    :func:`one_row_kth`). The ids at the bar are collected once, with their values: the k-th
+    largest is found among those, and the row is not read again."""
+    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
+    m = sample.size
+    r = min(_sample_rank(k), m)
+    ids = np.flatnonzero(row >= np.partition(sample, m - r)[m - r])   # every id at or above the bar
+    c = ids.size
+    if c <= k:
+        return None
+    got = row[ids]                                                 # [c] their values
+    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
+    kth = part[c - k]
+    return ids[got >= kth] if kth != part[c - k - 1] else None
+
+
 def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
     """[B, k] int64: the ids :func:`top_k_mask` keeps, in increasing id order."""
-    if len(a) == 1 and (kth := one_row_kth(a[0], k)) is not None:
-        return torch.from_numpy(np.flatnonzero(a[0] >= kth)[None, :])
+    if len(a) == 1 and (ids := one_row_ids(a[0], k)) is not None:
+        return torch.from_numpy(ids[None, :])
     rows, ids, keep = top_k_collect(a, k)
     return torch.from_numpy(ids[keep].reshape(a.shape[0], k))
+
+
+def top_k_mask_by_rows(a: np.ndarray, k: int) -> torch.Tensor:
+    """:func:`top_k_mask` one row at a time (method "rows"): each row's k-th value by
+    :func:`one_row_kth` while the row is in the cache, then one comparison of the batch with its
+    k-th values; rows it does not serve (a tie at the k-th value) go to the batch path."""
+    kth = np.empty(len(a), dtype=a.dtype)
+    redo = []
+    for b, row in enumerate(a):
+        value = one_row_kth(row, k)
+        if value is None:
+            redo.append(b)
+            value = np.inf
+        kth[b] = value
+    mask = a >= kth[:, None]
+    if redo:
+        mask[redo] = top_k_mask(a[redo], k).numpy()
+    return torch.from_numpy(mask)
+
+
+def top_k_ids_by_rows(a: np.ndarray, k: int) -> torch.Tensor:
+    """:func:`top_k_ids` one row at a time (method "rows", as :func:`top_k_mask_by_rows`)."""
+    ids = np.empty((len(a), k), dtype=np.int64)
+    redo = []
+    for b, row in enumerate(a):
+        found = one_row_ids(row, k)
+        if found is None:
+            redo.append(b)
+        else:
+            ids[b] = found
+    if redo:
+        ids[redo] = top_k_ids(a[redo], k).numpy()
+    return torch.from_numpy(ids)
 
 
 # --------------------------------------------------------------------------- top-p
@@ -175,20 +227,29 @@ def top_p_collect(a: np.ndarray, p: float) -> tuple[np.ndarray, ...]:
 
 
 def top_p_one_row(row: np.ndarray, p: float):
-    """``top_p_collect`` for a batch of one row of probabilities, in ~12 numpy calls: (n, the
-    n-th largest value, tied) or None when the bar from the sample collects values that do not
-    reach p (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few
-    thousand ids) is served too; only the collected values are sorted, never the row."""
-    sample = np.sort(row[::STRIDE])[::-1].copy()                   # [m] descending
-    running = torch.cumsum(torch.from_numpy(sample), dim=0).numpy()   # an estimate: its dtype is enough
-    reach = int((running < (p + (1.0 - p) / 4) * running[-1]).sum())
-    place = reach + reach // 4 + 8
-    if place >= sample.size or not sample[place] > 0:              # no bar below the nucleus
-        return None
-    top = np.sort(np.compress(row >= sample[place], row))[::-1]    # [c] every value ≥ the bar, ranked
-    sums = ranked_sums(top[None, :])[0]                            # the per-row rule's running sums
-    if not sums[-1] >= p:
-        return None
-    n = 1 + int((sums[:-1] < p).sum())                             # the first place, then each
-    kth = top[n - 1]                                               # one whose sum before is < p
-    return n, kth, n < top.size and top[n] == kth                 # (a value after the last is < the bar)
+    """``top_p_collect`` for a batch of one row of probabilities, in ~10 numpy calls: (n, the
+    n-th largest value, tied), or None when no bar from the sample collects values that reach p
+    (the caller redoes the row). The whole sample is ranked, so a wide nucleus (a few thousand
+    ids) is served too; only the collected values are sorted, never the row. A bar that
+    collects too little is lowered (twice as many ranks of the sample) and tried again.
+
+    Both sorts are ascending, on negated values where the largest must come first (negating is
+    exact, so −sums are the per-row rule's running sums with their sign changed)."""
+    sample = np.sort(row[::ONE_ROW_STRIDE])                        # [m] ascending
+    m = sample.size
+    below = torch.cumsum(torch.from_numpy(sample), dim=0).numpy()  # an estimate: its dtype is enough
+    # the ids left out of a nucleus hold a share < 1 − p: the bar goes a margin of ranks below
+    # where the sample's own share from the top reaches p + (1 − p) / 4
+    reach = m - 1 - int(np.searchsorted(below, (1.0 - p) * 0.75 * float(below[-1]), side="right"))
+    place = reach + reach // 4 + 8                                 # ranks from the top
+    while place < m and sample[-1 - place] > 0:                    # (a bar of 0 would collect every 0)
+        top = np.compress(row >= sample[-1 - place], row)          # [c] every value ≥ the bar
+        np.negative(top, out=top)
+        top.sort()                                                 # −values: the largest first
+        sums = torch.cumsum(torch.from_numpy(top), dim=0, dtype=torch.float64).numpy()   # −(running sums)
+        if -sums[-1] >= p:
+            n = 1 + int(np.count_nonzero(sums[:-1] > -p))          # the first place, then each
+            kth = -top[n - 1]                                      # one whose sum before is < p
+            return n, kth, n < top.size and -top[n] == kth        # (a value after the last is < the bar)
+        place *= 2
+    return None
