@@ -36,8 +36,10 @@ def as_batch(monkeypatch, on: bool):
     monkeypatch.setattr(candidates, "ONE_ROW_AS_BATCH", on)
 
 
-@pytest.mark.parametrize("rule", RULES, ids=str)
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+CASES = [(rule, torch.float32) for rule in RULES] + [(RULES[0], torch.float64), (RULES[-1], torch.float64)]
+
+
+@pytest.mark.parametrize("rule, dtype", CASES, ids=str)
 def test_the_one_row_stages_equal_the_batch_code_bit_for_bit(rows, rule, dtype, monkeypatch):
     z = rows.to(dtype)
     batch_mask, batch_final = D.apply_batched(rule, z)
