@@ -5,6 +5,7 @@ from array import array
 from itertools import accumulate
 from contextlib import contextmanager
 
+import numpy
 import pytest
 import torch
 
@@ -48,9 +49,9 @@ def as_mask(ids: list[int], size: int = V) -> torch.Tensor:
     """[size] bool: True at the listed ids (the same test as comparing id sets, without a
     ``nonzero`` per row)."""
     assert not ids or (min(ids) >= 0 and max(ids) < size), "an id outside the row"
-    mask = torch.zeros(size, dtype=torch.bool)
-    mask[ids] = True
-    return mask
+    mask = numpy.zeros(size, dtype=bool)
+    mask[numpy.array(ids, dtype=numpy.int64)] = True     # set by numpy: torch indexed by a list of
+    return torch.from_numpy(mask)                         # ids takes ~25x longer, the same mask
 
 
 CASES = [
