@@ -24,10 +24,13 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cf
 # cells stay together on one worker, in order (loadfile). `make test XDIST=` runs each stage
 # in one process.
 XDIST ?= -n 2
-PYTEST := $(BIN)/python -m pytest -rs $(XDIST) $(if $(XDIST),--dist worksteal)
-PYTEST_NB := $(BIN)/python -m pytest -rs $(XDIST) $(if $(XDIST),--dist loadfile)
+# -p tests._quick_start, loaded before pytest's plugins: no RFC 3987 grammar built at start-up
+# in each pytest process (1-2 s each; tests/_quick_start.py says why nothing else changes)
+QUICK := -p tests._quick_start
+PYTEST := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist worksteal)
+PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist loadfile)
 # one process: for the short scalar-kernel unit run, starting workers costs more than it saves
-PYTEST_ONE := $(BIN)/python -m pytest -rs
+PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
 # JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
 RUN := artifacts/test-run
 # The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local

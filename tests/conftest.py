@@ -6,7 +6,17 @@ notebook's output. (``make test`` also warms it before pytest starts.) Nothing h
 change the environment the notebook kernels inherit.
 """
 import matplotlib.font_manager  # noqa: F401  (importing builds the cache)
+import pytest
 
 # hypothesis's files go to artifacts/hypothesis/, never a .hypothesis/ at the repository's top,
 # whichever test module builds the first strategy (see _hypothesis_home)
 import _hypothesis_home  # noqa: E402,F401
+
+
+@pytest.hookimpl(trylast=True)            # after -m's deselection: the count the workers split
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist (a worker), the long test files split evenly between the two workers
+    (tests/_xdist_order.py); a run in one process keeps the usual order."""
+    if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) == 2:
+        from _xdist_order import two_halves
+        items[:] = two_halves(items)

@@ -2,19 +2,25 @@
 
 Each mutant is one small edit of ``course_lib`` — the bugs of issue 10 that the tests once let
 through, and a few of their kind — applied to a temporary COPY of the repository
-(``course_lib/``, ``data/``, ``tests/``, ``pyproject.toml``). The relevant test files then run in
-a fresh ``python -m pytest -x -q`` with the copy as working directory and first on
-``PYTHONPATH``; each run must fail, and the failing test must be one of those expected to
-catch that bug. The real files are never touched.
+(``course_lib/``, ``data/``, ``tests/``, ``pyproject.toml``). The relevant test files then run
+as ``pytest -x -q`` with the copy as working directory and first on ``sys.path``; each run must
+fail, and the failing test must be one of those expected to catch that bug. The real files are
+never touched.
 
-Marked ``slow`` (two mutants run at a time; about half a minute on two idle cores).
+Each run is a fresh process forked from a zygote (:class:`Zygote`): a Python that has imported
+the third-party libraries the tests use (torch, transformers, pytest…) and never ``course_lib``
+or a test module, so every run imports the mutated copy from scratch, without paying a second
+or more of torch and transformers imports per mutant. One test per mutant, so that pytest-xdist
+shares them between its workers. Marked ``slow``.
 """
+import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
-from concurrent.futures import ThreadPoolExecutor
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,54 +112,142 @@ def make_copy(target: Path) -> Path:
     return target
 
 
-def run_mutant(mutant: Mutant, base: Path) -> tuple[Mutant, str | None, str]:
-    """Apply ``mutant`` to a fresh copy, run its tests; return (mutant, failing test or None, output)."""
+# What a zygote imports before it forks: the third-party modules the mutants' test files import
+# (each a second or more to import). Never course_lib, the tests' own modules or conftest: a run
+# must import those from the mutated copy.
+PRELOAD = """
+import matplotlib.font_manager, numpy, pytest, safetensors, tiktoken, torch, transformers
+from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
+from transformers.generation import logits_process
+"""
+
+# The zygote's loop: read one request (a JSON line: folder, pytest arguments, output file), fork;
+# the child runs pytest there with its output in the file and exits with pytest's exit code; the
+# zygote answers with the child's pid, then with that code (JSON lines). It ends when its input
+# closes.
+ZYGOTE = PRELOAD + r"""
+import json, os, sys
+assert not [m for m in sys.modules if m.split(".")[0] in ("course_lib", "conftest")], "course_lib imported too early"
+for line in sys.stdin:
+    request = json.loads(line)
+    pid = os.fork()
+    if pid == 0:
+        try:
+            out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+            os.dup2(out, 1)
+            os.dup2(out, 2)
+            os.chdir(request["cwd"])
+            sys.path.insert(0, request["cwd"])
+            os.environ["PYTHONPATH"] = request["cwd"]          # for any process a test starts
+            sys.stdin = open(os.devnull)
+            code = int(pytest.main(request["args"]))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except BaseException as error:
+            print("zygote child failed:", repr(error), file=sys.__stderr__, flush=True)
+            code = 99
+        os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
+"""
+
+
+def mutant_env() -> dict:
+    """The environment of a mutant's run: the suite's own settings left out (no figure log, no
+    data folder, no pytest options) and no third-party pytest plugins (nbval, playwright,
+    xdist: they only cost start-up time here)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("COURSE_FIGURE_LOG", "COURSE_DATA_DIR", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    env.update(HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    return env
+
+
+class Zygote:
+    """A Python with :data:`PRELOAD` imported that forks one fresh process per pytest run."""
+
+    def __init__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", ZYGOTE], cwd="/", env=mutant_env(),
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def pytest(self, cwd: Path, args: list[str], timeout: float = 600) -> tuple[int, str]:
+        """Run ``pytest args`` in a fork with ``cwd`` as working directory and first on sys.path;
+        (exit code, output)."""
+        out = cwd / "pytest-output.txt"
+        self.process.stdin.write(json.dumps({"cwd": str(cwd), "args": args, "out": str(out)}) + "\n")
+        self.process.stdin.flush()
+        answers = []
+
+        def read():
+            for _ in range(2):
+                answers.append(json.loads(self.process.stdout.readline() or "null"))
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if reader.is_alive() and answers and answers[0]:
+            os.kill(answers[0]["pid"], signal.SIGKILL)              # a run that hangs: end it
+            reader.join(30)
+        if len(answers) < 2 or not answers[1] or reader.is_alive():
+            self.close()
+            raise AssertionError(f"the mutant's pytest run in {cwd} gave no answer within {timeout} s "
+                                 f"(zygote exit code {self.process.poll()})")
+        output = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
+        return answers[1]["code"], output
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def zygote():
+    z = Zygote()
+    yield z
+    z.close()
+
+
+def run_mutant(mutant: Mutant, base: Path, zygote: Zygote) -> tuple[str | None, str]:
+    """Apply ``mutant`` to a fresh copy, run its tests; return (failing test or None, output)."""
     copy = make_copy(base / re.sub(r"\W+", "_", mutant.name))
     source = copy / mutant.file
     text = source.read_text(encoding="utf-8")
     assert mutant.old in text, f"mutant {mutant.name!r}: its text is no longer in {mutant.file}; update it"
     source.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("COURSE_FIGURE_LOG", "COURSE_DATA_DIR", "PYTEST_ADDOPTS")}
-    # no third-party pytest plugins (nbval, playwright, xdist): they only cost start-up time here
-    env.update(PYTHONPATH=str(copy), HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1",
-               PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     select = ["-k", mutant.select] if mutant.select else []
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
-         *select, *mutant.tests],
-        cwd=copy, env=env, capture_output=True, text=True, timeout=600)
-    output = result.stdout + result.stderr
+    code, output = zygote.pytest(copy, ["-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
+                                        *select, *mutant.tests])
     failed = re.search(r"^FAILED \S+::(\w+)", output, flags=re.M)
-    if result.returncode == 0:
-        return mutant, None, output
-    return mutant, failed.group(1) if failed else f"<no test failed; exit code {result.returncode}>", output
+    if code == 0:
+        return None, output
+    return failed.group(1) if failed else f"<no test failed; exit code {code}>", output
 
 
-def test_the_copy_imports_its_own_course_lib(tmp_path):
-    """The runs below must test the mutated copy, not the installed package."""
+def test_the_copy_imports_its_own_course_lib(tmp_path, zygote):
+    """The runs below must test the mutated copy, not the installed package: a test run by the
+    zygote in a copy imports course_lib (and finds data/) there, and ``course_lib`` was not
+    imported before it."""
     copy = make_copy(tmp_path / "copy")
-    env = dict(os.environ, PYTHONPATH=str(copy))
-    out = subprocess.run([sys.executable, "-c", "import course_lib.tokens.bpe as t; print(t.__file__, t.tokenizer_dir())"],
-                         cwd=copy, env={k: v for k, v in env.items() if k != "COURSE_DATA_DIR"},
-                         capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    module_file, data_dir = out.stdout.split()
-    assert Path(module_file).is_relative_to(copy) and Path(data_dir).is_relative_to(copy), out.stdout
+    probe = copy / "tests" / "test_zz_which_course_lib.py"
+    probe.write_text(
+        "import sys\n"
+        "def test_which():\n"
+        "    import course_lib.tokens.bpe as t\n"
+        "    print('\\nIMPORTED', t.__file__, t.tokenizer_dir())\n", encoding="utf-8")
+    code, output = zygote.pytest(copy, ["-q", "-s", "-p", "no:cacheprovider", str(probe.relative_to(copy))])
+    assert code == 0, output
+    module_file, data_dir = re.search(r"^IMPORTED (\S+) (\S+)$", output, re.M).groups()
+    assert Path(module_file).is_relative_to(copy) and Path(data_dir).is_relative_to(copy), output
 
 
 @pytest.mark.slow
-def test_every_planted_bug_makes_the_suite_fail(tmp_path):
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(lambda m: run_mutant(m, tmp_path), MUTANTS))
-    report = []
-    for mutant, failing, output in results:
-        if failing is None:
-            report.append(f"SURVIVED  {mutant.name}: {' '.join(mutant.tests)} all pass with the bug planted")
-        elif failing not in mutant.caught_by:
-            report.append(f"WRONG     {mutant.name}: failed in {failing}, expected one of {mutant.caught_by}\n"
-                          + output[-1500:])
-        else:
-            report.append(f"caught    {mutant.name}: by {failing}")
-    print("\n".join(report))
-    assert all(line.startswith("caught") for line in report), "\n".join(report)
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[re.sub(r"\W+", "-", m.name) for m in MUTANTS])
+def test_every_planted_bug_makes_the_suite_fail(tmp_path, zygote, mutant):
+    failing, output = run_mutant(mutant, tmp_path, zygote)
+    print(f"{mutant.name}: failed in {failing}")
+    assert failing is not None, f"SURVIVED  {mutant.name}: {' '.join(mutant.tests)} all pass with the bug planted"
+    assert failing in mutant.caught_by, (f"WRONG     {mutant.name}: failed in {failing}, expected one of "
+                                         f"{mutant.caught_by}\n" + output[-1500:])
