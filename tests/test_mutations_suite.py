@@ -101,6 +101,21 @@ MUTANTS = [
            "    return ranked_ids(z), allowed\n", "    return ranked_ids(z), None\n",
            ("tests/test_decoding_reference.py",),
            ("test_minus_inf_is_never_kept",), select="minus_inf"),
+    Mutant("one-row top-p from a sample's bar keeps one more id when a running sum equals p",
+           "course_lib/decoding/threshold.py", "n = 1 + int(np.count_nonzero(sums[:-1] > -p))",
+           "n = 1 + int(np.count_nonzero(sums[:-1] >= -p))",
+           ("tests/test_decoding_batched.py",),
+           ("test_top_p_decides_exactly_where_the_running_sum_meets_p",), select="exactly_where"),
+    Mutant("the one-row pipeline never redoes a row whose running sum is within rounding of p",
+           "course_lib/decoding/candidates.py",
+           "            unsafe |= abs(last - value) <= delta or (n >= 2 and abs(before - value) <= delta)\n",
+           "",
+           ("tests/test_decoding_one_row.py",),
+           ("test_a_one_row_sum_at_p_goes_to_the_per_row_arithmetic",), select="one_row_sum_at_p"),
+    Mutant("the one-row pipeline walks its candidates lowest first", "course_lib/decoding/candidates.py",
+           "key=zl.__getitem__, reverse=True)", "key=zl.__getitem__)",
+           ("tests/test_decoding_one_row.py",),
+           ("test_the_one_row_stages_equal_the_batch_code_bit_for_bit",), select="bit_for_bit"),
 ]
 
 
