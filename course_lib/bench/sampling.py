@@ -8,7 +8,9 @@ Not taught: a script beside notebook 07's last section. Run:
 In one process, for float32 logits of GPT-2's width, each row of the table times the course's
 batched version, ``transformers``' logits processor and the floor — one float32 softmax pass over
 the same batch (``torch.softmax``), the least any rule that reads the logits costs — *interleaved*
-(course, HF, floor, course, HF, floor, …) so that noise from other work hits all three. It prints
+(course, HF, floor; HF, floor, course; floor, course, HF; …) so that noise from other work hits
+all three, and each follows each of the others as often (a call right after transformers'
+top-p, which sorts whole rows, runs slower: in a fixed order the floor would always pay that). It prints
 the median and the minimum of the rounds, the ratio course / HF of the medians (< 1: the course
 is faster), the course as a multiple of the floor, and the goal of issue 26 each is held to
 (every rule ≤ 1× transformers; top-k and min-p ≤ 3× the floor, top-p ≤ 5×, the pipeline with its

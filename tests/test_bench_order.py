@@ -1,0 +1,21 @@
+"""The benchmarks' interleaving (``course_lib.bench.interleaved``): every side is timed in every
+round, and the order turns each round, so that no side always runs right after the same
+neighbour (a call right after a heavy one runs slower; issue 26's floor paid that)."""
+from collections import Counter
+
+from course_lib.bench import interleaved
+
+
+def test_each_side_follows_each_other_side_equally_often():
+    calls = []
+    fns = [lambda name=name: calls.append(name) for name in "abc"]
+    times = interleaved(fns, rounds=6, warm_up=False)
+    assert [len(t) for t in times] == [6, 6, 6]
+    assert all(s >= 0 for t in times for s in t)
+    rounds = [calls[i:i + 3] for i in range(0, len(calls), 3)]
+    assert rounds[:3] == [list("abc"), list("bca"), list("cab")]
+    assert all(sorted(r) == list("abc") for r in rounds)          # each side once per round
+    after = Counter(zip(calls, calls[1:]))                          # who ran right before whom
+    for x in "abc":
+        assert sum(n for (first, second), n in after.items() if second == x and first != x) >= 5
+        assert {first for (first, second) in after if second == x} == set("abc") - {x}
