@@ -1,7 +1,7 @@
 """Which exact method a batched rule uses: the one measured fastest where it runs.
 
 Not taught. ``select.py`` has several ways to find each row's first ids — ``torch.topk``, numpy's
-``partition``, a bar from a sample (``threshold.py``) — and ``rules.MinP`` compares in numpy or
+``partition``, a bar from a sample (``threshold.py``, for a whole batch or row by row) — and ``rules.MinP`` compares in numpy or
 torch. Which is fastest depends on k (or p), V, the number of rows, the threads and the CPU: the
 code that was fastest on an Intel Xeon (numpy's ``partition``) was 1.9× slower than
 transformers' ``torch.topk`` on an AMD EPYC (issue 26). All methods return the same ids

@@ -12,7 +12,8 @@ the per-row rules; tests/test_decoding_batched.py proves these equal to them on 
   keeps the smallest tied ids (the per-row rules' tie-break).
 
 Each rule has several exact methods — numpy's ``partition`` (top-p also on two Python threads,
-"partition2"), ``torch.topk``, a bar from a sample (``threshold.py``) — and runs the one
+"partition2"), ``torch.topk``, a bar from a sample (``threshold.py``; top-k also one row at a
+time, "rows") — and runs the one
 ``methods.py`` measured fastest for that kind of call on this machine; all return the same ids
 (tests/test_decoding_methods.py). numpy works on the tensors' memory (no copy) and, unlike
 torch's comparisons, compares a float32 row against its bar with vector instructions at full
