@@ -33,10 +33,14 @@ def save_hf(model, folder):
 
 @pytest.fixture(scope="module")
 def full_pair(tmp_path_factory):
-    torch.set_num_threads(1)
-    hf = random_hf_gpt2(FULL, seed=0)
-    folder = save_hf(hf, tmp_path_factory.mktemp("gpt2_full"))
-    return hf, load_gpt2(folder / "model.safetensors")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)                    # this module's full-size comparisons: one thread
+    try:
+        hf = random_hf_gpt2(FULL, seed=0)
+        folder = save_hf(hf, tmp_path_factory.mktemp("gpt2_full"))
+        yield hf, load_gpt2(folder / "model.safetensors")
+    finally:
+        torch.set_num_threads(threads)          # the tests after this module keep their threads
 
 
 @pytest.fixture(scope="module")
