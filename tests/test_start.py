@@ -13,7 +13,7 @@ import pytest
 
 from course_lib.ui import language, start as start_module
 from course_lib.ui.pipeline_map import PipelineMap, pipeline_map
-from course_lib.ui.start import NEEDED, start
+from course_lib.ui.start import NEEDED, OPTIONAL, start
 from course_lib.ui.strings import STRINGS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,11 +90,16 @@ def test_the_first_cell_in_a_python_with_course_lib_but_no_dependencies(edition,
     assert last == "ModuleNotFoundError: " + STRINGS[lang]["start.missing"].format(name="torch"), done.stderr
 
 
-def test_needed_is_what_pyproject_installs_but_jupyterlab():
-    """jupyterlab runs the notebooks; no cell imports it. Every other dependency is imported
-    under its distribution name."""
+def test_needed_is_what_pyproject_installs_but_jupyterlab_and_the_weights_fetcher():
+    """jupyterlab runs the notebooks; no cell imports it. huggingface_hub is imported only inside
+    the functions that fetch pretrained GPT-2 (a learner without the weights never calls them).
+    Every other dependency is imported under its distribution name."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = {re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("-", "_")
              for dep in project["dependencies"]}
-    assert set(NEEDED) == names - {"jupyterlab"}
+    assert set(NEEDED) == names - set(OPTIONAL)
+    assert set(OPTIONAL) <= names
     assert len(NEEDED) == len(set(NEEDED))
+    for path in (ROOT / "course_lib").rglob("*.py"):              # never imported at a module's top
+        for line in path.read_text(encoding="utf-8").splitlines():
+            assert not re.match(r"(from|import) huggingface_hub", line), path
