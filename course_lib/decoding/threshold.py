@@ -102,21 +102,30 @@ def top_k_collect(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.nda
     return rows, ids, keep
 
 
+def _one_row_bar(row: np.ndarray, k: int):
+    """The bar for one row's k largest values: the matching largest value of its sample."""
+    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
+    m = sample.size
+    r = min(_sample_rank(k), m)
+    return np.partition(sample, m - r)[m - r]
+
+
+def _strict_kth(got: np.ndarray, k: int):
+    """The k-th largest of the values collected at a bar, when it is strictly above the
+    (k+1)-th; None when it is tied with it, or when k values or fewer were collected."""
+    c = got.size
+    if c <= k:
+        return None
+    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
+    return part[c - k] if part[c - k] != part[c - k - 1] else None
+
+
 def one_row_kth(row: np.ndarray, k: int):
     """The k-th largest value of one row (k < V) when it is strictly above the (k+1)-th, so that
     the values at or above it are exactly the first k ids; None otherwise (a tie at the k-th
     value, or a bar from the sample that collected k values or fewer: the caller takes
     :func:`top_k_collect`). A batch of one row in ~6 numpy calls instead of ~30 (issue 26)."""
-    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
-    m = sample.size
-    r = min(_sample_rank(k), m)
-    got = np.compress(row >= np.partition(sample, m - r)[m - r], row)   # every value at or above the bar
-    c = got.size
-    if c <= k:
-        return None
-    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
-    kth = part[c - k]
-    return kth if kth != part[c - k - 1] else None
+    return _strict_kth(np.compress(row >= _one_row_bar(row, k), row), k)   # values at or above the bar
 
 
 def top_k_mask(a: np.ndarray, k: int) -> torch.Tensor:
@@ -134,17 +143,10 @@ def one_row_ids(row: np.ndarray, k: int):
     its k-th largest value is strictly above the (k+1)-th; None otherwise (as
     :func:`one_row_kth`). The ids at the bar are collected once, with their values: the k-th
     largest is found among those, and the row is not read again."""
-    sample = row[::STRIDE]                                         # [⌈V / STRIDE⌉] view
-    m = sample.size
-    r = min(_sample_rank(k), m)
-    ids = np.flatnonzero(row >= np.partition(sample, m - r)[m - r])   # every id at or above the bar
-    c = ids.size
-    if c <= k:
-        return None
+    ids = np.flatnonzero(row >= _one_row_bar(row, k))              # every id at or above the bar
     got = row[ids]                                                 # [c] their values
-    part = np.partition(got, (c - k - 1, c - k))                   # the (k+1)-th and k-th largest
-    kth = part[c - k]
-    return ids[got >= kth] if kth != part[c - k - 1] else None
+    kth = _strict_kth(got, k)
+    return None if kth is None else ids[got >= kth]
 
 
 def top_k_ids(a: np.ndarray, k: int) -> torch.Tensor:
