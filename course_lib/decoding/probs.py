@@ -123,19 +123,20 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
     t = check_temperature(temperature)
     if (isinstance(logits, torch.Tensor) and logits.dtype in _NUMPY_DTYPES and logits.dim() == 2
             and 0 < logits.numel() <= SMALL and logits.is_cpu):     # the usual rows: through numpy
-        logits = logits.detach()
+        if logits.requires_grad:
+            logits = logits.detach()
         if t == 1.0:                 # nothing to divide: the softmax makes the one new buffer
             probs = torch.softmax(logits, dim=-1)
-            first = probs.numpy()[:, 0]
+            x = probs.numpy()
         else:                        # the one new buffer (z × 1/τ), then the softmax in place
             z = logits.numpy()
             with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
                 # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
                 # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)
                 x = z * z.dtype.type(1.0 / t)
-            probs, first = torch.from_numpy(x), x[:, 0]
+            probs = torch.from_numpy(x)
             torch.softmax(probs, dim=-1, out=probs)
-        return probs if not math.isnan(first[0] if len(first) == 1 else first.sum()) else _redone(logits, t)
+        return probs if not math.isnan(x[0, 0] if len(x) == 1 else x[:, 0].sum()) else _redone(logits, t)
     if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
             and logits.numel() > 0):
         check_rows(logits)                                     # raises, naming what is wrong
