@@ -31,6 +31,11 @@ PYTEST := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist wor
 PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist loadfile)
 # one process: for the short scalar-kernel unit run, starting workers costs more than it saves
 PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
+# Two pytest workers on two cores, each with torch's default threads: an idle OpenMP thread
+# spins, waiting for work, and takes the core from the other worker (the unit stage measured
+# 162 s spinning, 130 s sleeping on 2 cores, 2026-12-02). Passive threads sleep at once; which
+# threads run a kernel, and so every value, stays the same. Only the test run sets it.
+PASSIVE := OMP_WAIT_POLICY=PASSIVE
 # JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
 RUN := artifacts/test-run
 # The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local
@@ -109,10 +114,10 @@ test: $(TEST_STAMP)
 	@rm -rf $(RUN) && mkdir -p $(RUN)
 	@status=0; \
 	echo "== 1/4 unit tests"; \
-	COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
+	$(PASSIVE) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
 		$(PYTEST) --durations=15 -m "not install" --junitxml=$(RUN)/unit.xml tests || status=1; \
 	echo "== 2/4 notebooks (nbval)"; \
-	$(NO_WEIGHTS) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
+	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
 		$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
 	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
