@@ -128,7 +128,7 @@ def grade_the_class(root: Path) -> dict:
     env = {**os.environ, "GRADER_SECRET": "s3cret"}
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "course_lib.exercises.grade", *args, "--out", str(out), "--feedback",
-                          str(root / "feedback"), "--jobs", "2", "--timeout", "6", "--memory", "3"],
+                          str(root / "feedback"), "--jobs", "2", "--timeout", "3", "--memory", "3"],
                          cwd=root, env=env, capture_output=True, text=True, timeout=600)
     time.sleep(max(0.0, started + 5 - time.monotonic()))  # the escaped sleeper would have written by now
     rows = list(csv.DictReader(out.open(encoding="utf-8")))
@@ -192,10 +192,10 @@ def check_the_courses_answer_and_a_rigged_list_do_not_pass(graded):
 
 
 def check_a_hang_a_crash_and_a_memory_hog_each_get_their_reason_and_the_rest_is_graded(graded):
-    assert "did not return within 6 s" in reason(graded, "hang", "make_causal_mask")
+    assert "did not return within 3 s" in reason(graded, "hang", "make_causal_mask")
     assert "process ended" in reason(graded, "crash", "make_causal_mask")
     assert not passed(graded, "memory", "split_heads") and "raised" in reason(graded, "memory", "split_heads")
-    for who, why in (("hang", "did not return within 6 s"), ("crash", "process ended")):
+    for who, why in (("hang", "did not return within 3 s"), ("crash", "process ended")):
         assert why in reason(graded, who, "attention_head")           # it calls the learner's own mask
         assert passed(graded, who, "split_heads"), graded["by"][who]  # graded in a fresh process
 
