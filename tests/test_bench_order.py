@@ -3,7 +3,9 @@ round, and the order turns each round, so that no side always runs right after t
 neighbour (a call right after a heavy one runs slower; issue 26's floor paid that)."""
 from collections import Counter
 
-from course_lib.bench import interleaved
+import pytest
+
+from course_lib.bench import interleaved, per_round
 
 
 def test_each_side_follows_each_other_side_equally_often():
@@ -19,3 +21,14 @@ def test_each_side_follows_each_other_side_equally_often():
     for x in "abc":
         assert sum(n for (first, second), n in after.items() if second == x and first != x) >= 5
         assert {first for (first, second) in after if second == x} == set("abc") - {x}
+
+
+def test_round_by_round_ratios_pair_each_round_with_itself():
+    """The ratio of two sides is taken within each round (course and floor timed under the same
+    conditions), not between their medians: a slowed round slows both of its sides."""
+    course = [2.0, 20.0, 4.0, 4.4, 2.2]           # rounds 2 and 4: the machine was busy
+    floor = [1.0, 10.0, 1.0, 1.1, 1.1]            # median 1.1 (course's median 4.0: 3.6× the floor)
+    assert per_round(course, floor, 3.0) == "median 2.00×, 3 of 5 rounds ≤ 3×"
+    assert per_round(course[:4], floor[:4]) == "median 3.00×"                # the middle two, halved
+    with pytest.raises(ValueError, match="one time of each side per round"):
+        per_round(course, floor[:3])

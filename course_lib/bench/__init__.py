@@ -48,6 +48,22 @@ def interleaved(fns, rounds: int, warm_up: bool = True, min_round: float = 0.005
     return times
 
 
+def per_round(times: list[float], base: list[float], goal: float | None = None) -> str:
+    """``times`` / ``base`` round by round (the two sides of each ratio ran in the same round of
+    :func:`interleaved`, under the same conditions): their median and, with a ``goal``, in how many
+    rounds the ratio was at most the goal — how far from its line a cell sits when the medians'
+    ratio is close to it."""
+    if len(times) != len(base) or not times:
+        raise ValueError(f"per_round needs one time of each side per round, got {len(times)} and {len(base)}")
+    ratios = sorted(t / b for t, b in zip(times, base))
+    middle = len(ratios) // 2
+    median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
+    line = f"median {median:.2f}×"
+    if goal is not None:
+        line += f", {sum(r <= goal for r in ratios)} of {len(ratios)} rounds ≤ {goal:g}×"
+    return line
+
+
 def machine_line() -> str:
     """The CPU model, the core count and the load average: timings depend on all three."""
     model = platform.processor() or platform.machine()

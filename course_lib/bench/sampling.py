@@ -14,7 +14,9 @@ top-p, which sorts whole rows, runs slower: in a fixed order the floor would alw
 the median and the minimum of the rounds, the ratio course / HF of the medians (< 1: the course
 is faster), the course as a multiple of the floor, and the goal of issue 26 each is held to
 (every rule ≤ 1× transformers; top-k and min-p ≤ 3× the floor, top-p ≤ 5×, the pipeline with its
-draw ≤ 6×), met or MISSED. The first lines name the CPU model, the load average and the date; the
+draw ≤ 6×), met or MISSED. Under it, the same ratios round by round (each round's course time over
+that round's HF or floor time): their median, and in how many rounds each was within its goal —
+on a shared machine a cell whose medians sit near its line is met in some rounds and not others. The first lines name the CPU model, the load average and the date; the
 last ones the method each rule chose by measurement (``course_lib.decoding.methods``).
 
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
@@ -45,7 +47,7 @@ from ..decoding import methods
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
-from . import NO_TRANSFORMERS, interleaved, machine_line
+from . import NO_TRANSFORMERS, interleaved, machine_line, per_round
 
 try:                                             # the comparison is optional
     from transformers import (LogitsProcessorList, MinPLogitsWarper, TemperatureLogitsWarper,
@@ -167,6 +169,10 @@ def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
         else:
             hm = None
             print(f"{name:<40}{cm:>9.2f} /{cmin:>7.2f} ms{'':>31}{cm / fm:>8.1f}×")
+        by_round = [f"course / floor {per_round(times[0], times[-1], floor_goal)}"] if floor_goal else []
+        if hf:
+            by_round.insert(0, f"course / HF {per_round(times[0], times[1], hf_goal)}")
+        print(f"{'':<4}round by round: {'; '.join(by_round)}")
         if check:
             print(f"{'':<4}{check}")
         results.append((name, cm, hm, fm))
