@@ -32,3 +32,22 @@ def test_round_by_round_ratios_pair_each_round_with_itself():
     assert per_round(course[:4], floor[:4]) == "median 3.00×"                # the middle two, halved
     with pytest.raises(ValueError, match="one time of each side per round"):
         per_round(course, floor[:3])
+
+
+def test_each_timed_call_of_one_row_takes_the_next_row():
+    """The [1, V] rows of the sampling bench: each timed call takes the next of several different
+    rows (in generation every step brings a new row; one row called again and again lets the
+    CPU's branch predictor learn it, which flattered the course's top-p by ~50 %), and the
+    kept-set comparison reads the first row every time."""
+    import torch
+
+    from course_lib.bench.sampling import cases
+    from course_lib.decoding import softmax_with_temperature_batched
+
+    pool = torch.randn(3, 40, generator=torch.Generator().manual_seed(0))
+    batches = [pool[b:b + 1] for b in range(3)]
+    name, course, hf, course_kept, hf_kept = cases(batches)[0]
+    assert name.startswith("temperature")
+    want = [softmax_with_temperature_batched(batches[i % 3], 0.8) for i in range(5)]
+    assert all(torch.equal(course(), w) for w in want)
+    assert torch.equal(course_kept(), want[0]) and torch.equal(course_kept(), want[0])

@@ -5,7 +5,10 @@ Not taught: a script beside notebook 07's last section. Run:
     python -m course_lib.bench.sampling                  # [64, 50257] and [1, 50257], 1 and 2 threads
     python -m course_lib.bench.sampling --threads 1 --rows 64 --rounds 9
 
-In one process, for float32 logits of GPT-2's width, each row of the table times the course's
+In one process, for float32 logits of GPT-2's width (for [1, V], each call takes the next of 64
+different rows, as generation brings a new row each step: one row called again and again lets the
+CPU's branch predictor learn where its kept values are, which made the course's top-p look ~50 %
+faster than it is), each row of the table times the course's
 batched version, ``transformers``' logits processor and the floor — one float32 softmax pass over
 the same batch (``torch.softmax``), the least any rule that reads the logits costs — *interleaved*
 (course, HF, floor; HF, floor, course; floor, course, HF; …) so that noise from other work hits
@@ -36,6 +39,7 @@ with a line saying so. Timings depend on the machine: this is a script, not a te
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import statistics
 import time
@@ -56,24 +60,18 @@ except ImportError:                              # pragma: no cover - depends on
     LogitsProcessorList = None
 
 TAU, K, P, M = 0.8, 50, 0.9, 0.05
+ROW_POOL = 64            # [1, V]: the different rows the calls take in turn
 
 
-def cases(z: torch.Tensor):
-    """(name, course fn, HF fn or None, course kept-mask fn, HF kept-mask fn or None)."""
+def cases(batches: list[torch.Tensor]):
+    """(name, course fn, HF fn or None, course kept-mask fn, HF kept-mask fn or None). Each call
+    of a timed fn takes the next of ``batches`` in turn (one row in generation is a new row each
+    step: repeating one row would let the CPU's branch predictor learn it); the kept-mask fns
+    read the first."""
+    z = batches[0]
+    turn = itertools.cycle(batches).__next__
     ids = torch.zeros(z.shape[0], 1, dtype=torch.long)
     hf = LogitsProcessorList is not None
-
-    def course_rule(rule, value):
-        if rule is TOP_K:                        # ranks by the logits: no softmax needed
-            return lambda: keep_mask(rule, None, value, z)
-        return lambda: keep_mask(rule, softmax_with_temperature_batched(z, 1.0), value, z)
-
-    def hf_rule(warper):
-        return (lambda: warper(ids, z)) if hf else None
-
-    def hf_kept(warper):
-        return (lambda: torch.isfinite(warper(ids, z))) if hf else None
-
     rule = SamplingRule(temperature=TAU, top_k=K, top_p=P, min_p=M)
     if hf:
         warpers = {"t": TemperatureLogitsWarper(TAU), "k": TopKLogitsWarper(K),
@@ -82,36 +80,51 @@ def cases(z: torch.Tensor):
     else:
         warpers, chain = {}, None
 
-    def course_pipeline(seed=0):
-        return sample_batched(rule, z, torch.Generator().manual_seed(seed))
+    def course_rule(rule, value):
+        if rule is TOP_K:                        # ranks by the logits: no softmax needed
+            return lambda x: keep_mask(rule, None, value, x)
+        return lambda x: keep_mask(rule, softmax_with_temperature_batched(x, 1.0), value, x)
 
-    def hf_pipeline(seed=0):
-        probs = torch.softmax(chain(ids, z), dim=-1)
+    def course_temperature(x):
+        return softmax_with_temperature_batched(x, TAU)
+
+    def hf_temperature(x):
+        return torch.softmax(warpers["t"](ids, x), dim=-1)
+
+    def course_pipeline(x, seed=0):
+        return sample_batched(rule, x, torch.Generator().manual_seed(seed))
+
+    def hf_pipeline(x, seed=0):
+        probs = torch.softmax(chain(ids, x), dim=-1)
         return torch.multinomial(probs, 1, generator=torch.Generator().manual_seed(seed)).squeeze(-1)
 
-    def course_kept_draw():
-        mask, final = apply_batched(rule, z)
-        return mask, final, course_pipeline()
+    def course_kept_draw(x):
+        mask, final = apply_batched(rule, x)
+        return mask, final, course_pipeline(x)
 
-    def hf_kept_draw():
-        scores = chain(ids, z)
-        return torch.isfinite(scores), torch.softmax(scores, dim=-1), hf_pipeline()
+    def hf_kept_draw(x):
+        scores = chain(ids, x)
+        return torch.isfinite(scores), torch.softmax(scores, dim=-1), hf_pipeline(x)
 
-    return [
-        (f"temperature {TAU} (incl. softmax)",
-         lambda: softmax_with_temperature_batched(z, TAU),
-         (lambda: torch.softmax(warpers["t"](ids, z), dim=-1)) if hf else None,
-         lambda: softmax_with_temperature_batched(z, TAU),
-         (lambda: torch.softmax(warpers["t"](ids, z), dim=-1)) if hf else None),
-        (f"top-k {K}", course_rule(TOP_K, K), hf_rule(warpers.get("k")),
-         course_rule(TOP_K, K), hf_kept(warpers.get("k"))),
-        (f"top-p {P}", course_rule(TOP_P, P), hf_rule(warpers.get("p")),
-         course_rule(TOP_P, P), hf_kept(warpers.get("p"))),
-        (f"min-p {M}", course_rule(MIN_P, M), hf_rule(warpers.get("m")),
-         course_rule(MIN_P, M), hf_kept(warpers.get("m"))),
-        (f"τ {TAU} → top-k → top-p → min-p → draw", course_pipeline, hf_pipeline if hf else None,
-         course_kept_draw, hf_kept_draw if hf else None),
-    ]
+    def timed(fn):                               # a new batch each call
+        return (lambda: fn(turn())) if fn else None
+
+    def first(fn):                               # the first batch: the kept sets compared
+        return (lambda: fn(z)) if fn else None
+
+    def hf_fn(warper, kept=False):
+        if not hf:
+            return None
+        return (lambda x: torch.isfinite(warper(ids, x))) if kept else (lambda x: warper(ids, x))
+
+    table = [(f"temperature {TAU} (incl. softmax)", course_temperature, hf_temperature if hf else None,
+              course_temperature, hf_temperature if hf else None)]
+    for name, r, value, key in ((f"top-k {K}", TOP_K, K, "k"), (f"top-p {P}", TOP_P, P, "p"), (f"min-p {M}", MIN_P, M, "m")):
+        table.append((name, course_rule(r, value), hf_fn(warpers.get(key)), course_rule(r, value),
+                      hf_fn(warpers.get(key), kept=True)))
+    table.append((f"τ {TAU} → top-k → top-p → min-p → draw", course_pipeline, hf_pipeline if hf else None,
+                  course_kept_draw, hf_kept_draw if hf else None))
+    return [(name, timed(c), timed(h), first(ck), first(hk)) for name, c, h, ck, hk in table]
 
 
 def same_work(name, course_fn, hf_fn) -> str:
@@ -148,13 +161,18 @@ def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
     """Each case interleaved with transformers and with the floor (one float32 softmax pass over
     the batch): (name, course ms, HF ms or None, floor ms) per case, medians of the rounds."""
     torch.set_num_threads(threads)
-    z = torch.randn(rows, vocab, generator=torch.Generator().manual_seed(0)) * 3   # float32
-    print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds (course, HF, floor)")
+    # float32 logits; one row: 64 different rows, a new one each call (as in generation)
+    pool = torch.randn(max(rows, ROW_POOL), vocab, generator=torch.Generator().manual_seed(0)) * 3
+    batches = [pool] if rows > 1 else [pool[b:b + 1] for b in range(ROW_POOL)]
+    batches = [b[:rows] for b in batches]
+    turn = itertools.cycle(batches).__next__
+    print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds (course, HF, floor)"
+          f"{f'; each call takes the next of {ROW_POOL} different rows' if rows == 1 else ''}")
     print(f"{'':<40}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}{'/ floor':>9}  goal")
     results, floors = [], []
-    for name, course, hf, course_kept, hf_kept in cases(z):
+    for name, course, hf, course_kept, hf_kept in cases(batches):
         check = same_work(name, course_kept, hf_kept)
-        fns = [course] + ([hf] if hf else []) + [lambda: torch.softmax(z, dim=-1)]
+        fns = [course] + ([hf] if hf else []) + [lambda: torch.softmax(turn(), dim=-1)]
         times = interleaved(fns, rounds)
         cm, cmin = statistics.median(times[0]) * 1e3, min(times[0]) * 1e3
         fm = statistics.median(times[-1]) * 1e3
