@@ -14,6 +14,7 @@ Hugging Face ``transformers`` when it is installed.
 import math
 import os
 import platform
+import statistics
 import time
 from pathlib import Path
 
@@ -55,10 +56,8 @@ def per_round(times: list[float], base: list[float], goal: float | None = None) 
     ratio is close to it."""
     if len(times) != len(base) or not times:
         raise ValueError(f"per_round needs one time of each side per round, got {len(times)} and {len(base)}")
-    ratios = sorted(t / b for t, b in zip(times, base))
-    middle = len(ratios) // 2
-    median = ratios[middle] if len(ratios) % 2 else (ratios[middle - 1] + ratios[middle]) / 2
-    line = f"median {median:.2f}×"
+    ratios = [t / b for t, b in zip(times, base)]
+    line = f"median {statistics.median(ratios):.2f}×"
     if goal is not None:
         line += f", {sum(r <= goal for r in ratios)} of {len(ratios)} rounds ≤ {goal:g}×"
     return line

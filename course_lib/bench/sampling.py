@@ -163,8 +163,7 @@ def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
     torch.set_num_threads(threads)
     # float32 logits; one row: 64 different rows, a new one each call (as in generation)
     pool = torch.randn(max(rows, ROW_POOL), vocab, generator=torch.Generator().manual_seed(0)) * 3
-    batches = [pool] if rows > 1 else [pool[b:b + 1] for b in range(ROW_POOL)]
-    batches = [b[:rows] for b in batches]
+    batches = [pool[:rows]] if rows > 1 else [pool[b:b + 1] for b in range(ROW_POOL)]
     turn = itertools.cycle(batches).__next__
     print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds (course, HF, floor)"
           f"{f'; each call takes the next of {ROW_POOL} different rows' if rows == 1 else ''}")
