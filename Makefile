@@ -14,9 +14,12 @@ STAMP := $(VENV)/.installed-runtime
 TEST_STAMP := $(VENV)/.installed-test
 # options for `jupyter lab`, e.g. make lab LAB_ARGS="--port 8899 --no-browser"
 LAB_ARGS ?=
-# the page JupyterLab opens (the Chinese edition: make lab LAB_URL=/lab/tree/notebooks/zh/01_tokenizer.ipynb);
+# The learner's own copy of every notebook (both editions, the solutions too), made on first use,
+# ignored by git, never overwritten: `make lab` opens it, `make test` never reads it.
+MY_COPY ?= my-notebooks
+# the page JupyterLab opens (`make lab-zh`: the Chinese edition's);
 # not in LAB_ARGS: a second --LabApp.default_url makes JupyterLab drop both and open plain /lab
-LAB_URL ?= /lab/tree/notebooks/01_tokenizer.ipynb
+LAB_URL ?= /lab/tree/$(MY_COPY)/01_tokenizer.ipynb
 # verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
 # is on the line that differs (pytest otherwise cuts identical leading characters)
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
@@ -56,7 +59,7 @@ FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure
 # stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
 SCALAR_NB_SKIP := --ignore=notebooks/zh
 
-.PHONY: setup setup-test lab stop my-copy test test-matrix test-wheel test-binder
+.PHONY: setup setup-test lab lab-zh stop my-copy refresh-copy test test-matrix test-wheel test-binder
 
 PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
 
@@ -76,11 +79,15 @@ setup: $(STAMP)
 
 setup-test: $(TEST_STAMP)
 
-# Stop it with Ctrl-C in this terminal (twice, or once and answer y), or `make stop` from another.
-lab: $(STAMP)
+# Opens your copy of notebook 01 (made first if missing, see my-copy). Stop it with Ctrl-C in
+# this terminal (twice, or once and answer y), or `make stop` from another.
+lab: $(STAMP) my-copy
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
 		--LabApp.default_url=$(LAB_URL) $(LAB_ARGS)
 
+# the same, opening the Chinese edition's notebook 01 (a variable set here holds for `lab` too)
+lab-zh: LAB_URL = /lab/tree/$(MY_COPY)/zh/01_tokenizer.ipynb
+lab-zh: lab
 
 # Stop every JupyterLab that `make lab` started from this folder, whatever port it took
 # (`jupyter lab stop` alone only looks at port 8888).
@@ -89,20 +96,43 @@ stop:
 	if [ -z "$$ports" ]; then echo "no JupyterLab started from $(CURDIR) is running"; fi; \
 	for port in $$ports; do $(BIN)/jupyter lab stop $$port; done
 
-# Your own copy of every notebook (both editions, the solutions too) in my-notebooks/, to work
-# in: `make test` re-runs notebooks/ only and compares it with the stored outputs, so solved
-# exercises saved there would fail it. A file already in my-notebooks/ is never overwritten.
-# Open it with: make lab LAB_URL=/lab/tree/my-notebooks/01_tokenizer.ipynb
-MY_COPY := my-notebooks
+# Your own copy of every notebook (both editions, the solutions too) in $(MY_COPY)/, to work in:
+# `make test` re-runs notebooks/ only and compares it with the stored outputs, so solved
+# exercises saved there would fail it. A file already in $(MY_COPY)/ is never overwritten; a
+# notebook new upstream is added.
 my-copy:
+	@mkdir -p "$(MY_COPY)" 2>/dev/null && [ -w "$(MY_COPY)" ] || { \
+		echo "cannot write $(MY_COPY)/ in $(CURDIR): your copy of the notebooks goes there (MY_COPY=... names another folder inside this one)"; exit 1; }
 	@made=0; kept=0; \
 	for f in $$(cd notebooks && find . -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort); do \
 		t="$(MY_COPY)/$${f#./}"; \
 		if [ -e "$$t" ]; then kept=$$((kept + 1)); \
-		else mkdir -p "$$(dirname "$$t")" && cp "notebooks/$${f#./}" "$$t" && made=$$((made + 1)); fi; \
+		else mkdir -p "$$(dirname "$$t")" && cp "notebooks/$${f#./}" "$$t" && made=$$((made + 1)) || exit 1; fi; \
 	done; \
-	echo "$(MY_COPY)/: $$made notebook(s) copied, $$kept already there kept as they are"; \
-	echo "open it: make lab LAB_URL=/lab/tree/$(MY_COPY)/01_tokenizer.ipynb"
+	echo "$(MY_COPY)/: $$made notebook(s) copied, $$kept already there kept as they are"
+
+# A fresh copy from notebooks/, keeping yours under another name (nothing is deleted):
+#   make refresh-copy                        the whole folder moves to $(MY_COPY).<date>-<time>/
+#   make refresh-copy NOTEBOOK=03_attention  one notebook (or zh/03_attention, solutions/…): yours
+#                                            becomes $(MY_COPY)/03_attention.<date>-<time>.ipynb
+NOTEBOOK ?=
+refresh-copy:
+	@stamp=$$(date +%Y%m%d-%H%M%S); \
+	if [ -z "$(NOTEBOOK)" ]; then \
+		if [ -e "$(MY_COPY)" ]; then \
+			old="$(MY_COPY).$$stamp"; n=1; while [ -e "$$old" ]; do n=$$((n + 1)); old="$(MY_COPY).$$stamp-$$n"; done; \
+			mv "$(MY_COPY)" "$$old" && echo "your previous copy is now $$old/"; \
+		fi; \
+	else \
+		f="$(NOTEBOOK)"; f="$${f%.ipynb}"; f="$${f#notebooks/}"; f="$${f#$(MY_COPY)/}"; \
+		if [ ! -f "notebooks/$$f.ipynb" ]; then \
+			echo "NOTEBOOK=$(NOTEBOOK): there is no notebooks/$$f.ipynb (name one as 03_attention, zh/03_attention or solutions/<name>)"; exit 2; fi; \
+		if [ -e "$(MY_COPY)/$$f.ipynb" ]; then \
+			old="$(MY_COPY)/$$f.$$stamp"; n=1; while [ -e "$$old.ipynb" ]; do n=$$((n + 1)); old="$(MY_COPY)/$$f.$$stamp-$$n"; done; \
+			mv "$(MY_COPY)/$$f.ipynb" "$$old.ipynb" && echo "your previous $$f.ipynb is now $$old.ipynb"; \
+		fi; \
+	fi
+	@$(MAKE) --no-print-directory my-copy MY_COPY="$(MY_COPY)"
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)

@@ -1,8 +1,11 @@
-"""`make lab` opens the page it is asked to (README.zh-CN's LAB_URL for the Chinese edition), and
-`make stop` stops that JupyterLab on the port it was given (the README's `--port 8899` example
-included), where `jupyter lab stop` alone only looks at 8888 (issue 25)."""
+"""`make lab-zh` makes the learner's copy and opens the Chinese edition's notebook 01 in it, and
+`make stop` stops that JupyterLab on the port it was given (as with the README's
+`LAB_ARGS="--port 8899 --no-browser"`), where `jupyter lab stop` alone only looks at 8888.
+JupyterLab serves a copy of the Makefile and notebooks/ in a temporary folder: the checkout is
+only read."""
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -48,10 +51,15 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
     port = free_port()
     runtime = tmp_path / "runtime"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}              # this test's servers only
-    make = ["make", "-C", str(ROOT), f"BIN={BIN}", f"STAMP={tmp_path / 'stamp'}"]
+    course = tmp_path / "course"
+    for name in ("Makefile", "pyproject.toml", ".ci/constraints.txt"):
+        (course / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, course / name)
+    shutil.copytree(ROOT / "notebooks", course / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    make = ["make", "-C", str(course), f"BIN={BIN}", f"STAMP={tmp_path / 'stamp'}"]
     (tmp_path / "stamp").touch()
-    zh = "/lab/tree/notebooks/zh/01_tokenizer.ipynb"
-    lab = subprocess.Popen(make + ["lab", f"LAB_URL={zh}", f"LAB_ARGS=--port {port} --no-browser --ServerApp.token=x"],
+    zh = "/lab/tree/my-notebooks/zh/01_tokenizer.ipynb"
+    lab = subprocess.Popen(make + ["lab-zh", f"LAB_ARGS=--port {port} --no-browser --ServerApp.token=x"],
                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            start_new_session=True)
     try:
@@ -70,6 +78,11 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
         except urllib.error.HTTPError as redirect:
             location = redirect.headers.get("Location")
         assert location is not None and location.startswith(zh), location
+        served = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/api/contents/my-notebooks/zh/"
+                                                  f"01_tokenizer.ipynb?token=x&content=0", timeout=30))
+        assert served["path"] == "my-notebooks/zh/01_tokenizer.ipynb" and served["type"] == "notebook", served
+        assert (course / "my-notebooks" / "zh" / "01_tokenizer.ipynb").read_bytes() == \
+            (ROOT / "notebooks" / "zh" / "01_tokenizer.ipynb").read_bytes()
         stop = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
         assert stop.returncode == 0, stop.stdout + stop.stderr
         lab.wait(timeout=60)
