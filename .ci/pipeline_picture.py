@@ -9,7 +9,7 @@ the reader's browser draws the letters. After a change to the stages or their la
     .venv/bin/python .ci/pipeline_picture.py           # writes both files
     .venv/bin/python .ci/pipeline_picture.py --check   # exit status 1 if a file is out of date
 
-(tests/test_readme.py runs the check.)
+(tests/test_readme.py checks that both files are current.)
 """
 from __future__ import annotations
 

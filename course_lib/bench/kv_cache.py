@@ -15,7 +15,7 @@ predicts roughly the average sequence length (131× for P = 5, N = 256). The mea
 equals the predicted one times (arithmetic rate with the cache) / (rate without). A one-token
 step multiplies one row by each weight matrix, so it spends its time reading the 500 MB of
 weights (and in Python overhead) rather than multiplying, while the uncached passes are large
-matrix products that run near the CPU's peak. (On one CPU thread we measured about 13×.)
+matrix products that run near the CPU's peak (docs/benchmarks.md).
 """
 from __future__ import annotations
 

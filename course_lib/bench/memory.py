@@ -17,7 +17,8 @@ other's peak. A process measures its resident memory (RSS) after its imports, th
   with the KV cache (and what stays after), next to the size of the cache itself
   (2 × 12 layers × 768 × 4 bytes per position).
 
-It prints the figures of the last round and the ratio course / HF (< 1: the course needs less).
+It prints the figures of the last of its ``--rounds`` and the ratio course / HF (< 1: the course
+needs less); docs/benchmarks.md says what each row means.
 """
 from __future__ import annotations
 
