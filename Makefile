@@ -36,7 +36,7 @@ PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist 
 PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
 # Two pytest workers on two cores, each with torch's default threads: an idle OpenMP thread
 # spins, waiting for work, and takes the core from the other worker (the unit stage measured
-# 162 s spinning, 130 s sleeping on 2 cores, 2026-12-02). Passive threads sleep at once; which
+# 162 s spinning, 130 s sleeping on 2 cores of an AMD EPYC). Passive threads sleep at once; which
 # threads run a kernel, and so every value, stays the same. Only the test run sets it.
 PASSIVE := OMP_WAIT_POLICY=PASSIVE
 # JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
@@ -162,7 +162,7 @@ test: $(TEST_STAMP)
 	exit $$status
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part
-# of `make test`. README, "Versions" and "Install where you already are".
+# of `make test`. docs/install.md, "Versions" and "Install where you already are".
 #   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, Python 3.13
 #     (Debian trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each
 #     running the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of

@@ -46,7 +46,7 @@ def test_dependencies_are_ranges_with_a_proven_floor_and_no_cap():
         [spec] = req.specifier            # one lower bound, nothing else: no pin, no upper cap
         assert spec.operator == ">=", (str(req), "a range's floor is the oldest version the matrix proved")
     floors = {normal(r.name): Version(next(iter(r.specifier)).version) for r in direct_requirements()}
-    # notebook 07 draws with torch.multinomial, whose random stream changed in torch 2.7.0 (README)
+    # notebook 07 draws with torch.multinomial, whose random stream changed in torch 2.7.0 (docs/install.md)
     assert floors["torch"] == Version("2.7.0")
     for needed in ["jupyterlab", "numpy", "torch", "matplotlib", "ipywidgets", "nbval", "tiktoken"]:
         assert needed in floors, needed
@@ -104,14 +104,16 @@ def test_readme_commands_are_the_ones_ci_and_binder_use():
     assert "urlpath=lab/tree/notebooks/01_tokenizer.ipynb" in readme
     assert re.search(r"^make test$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
-    assert "notebooks/01_tokenizer.ipynb" in makefile and "--nbval " in makefile
+    # make lab opens notebook 01 in the learner's copy of notebooks/ (tests/test_my_copy.py)
+    assert "LAB_URL ?= /lab/tree/$(MY_COPY)/01_tokenizer.ipynb" in makefile and "MY_COPY ?= my-notebooks" in makefile
+    assert "--nbval " in makefile
     assert "--nbval-lax" not in makefile
 
 
 def test_top_level_layout():
     expected = {"notebooks", "course_lib", "data", "environment.yml", "README.md", "tests", "LICENSE",
                 "pyproject.toml", ".ci", "Makefile", "postBuild", ".gitignore", "apt.txt",
-                "README.zh-CN.md"}                       # the Chinese README (issue 15)
+                "README.zh-CN.md", "docs"}                # the Chinese README; docs/: the rest, beyond the front door
     present = {p.name for p in ROOT.iterdir()} - {".git", ".venv", ".pytest_cache", "artifacts", "build"}
     present = {p for p in present if not p.endswith(".egg-info")}
     assert present == expected, present ^ expected
@@ -192,7 +194,7 @@ def test_readme_install_instructions():
     # Windows installs with the same constraints file as the Makefile
     windows = readme[readme.index("On Windows"):][:600]
     assert "-c .ci/constraints.txt" in windows, windows
-    assert "jupyter lab stop" in readme and "Ctrl-C" in readme
+    assert "make stop" in readme and "Ctrl-C" in readme and "make lab-zh" in readme
     assert 'LAB_ARGS="--port 8899 --no-browser"' in readme
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
         assert notebook.stem in readme, notebook.stem
@@ -202,8 +204,10 @@ def test_the_chinese_readme_has_the_two_commands_and_opens_the_chinese_edition()
     zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
     assert "urlpath=lab/tree/notebooks/zh/01_tokenizer.ipynb" in zh
     assert "make lab" in zh and "make test" in zh and "Python 3.11" in zh and "fonts-noto-cjk" in zh
-    for notebook in sorted((ROOT / "notebooks" / "zh").rglob("*.ipynb")):
-        assert notebook.relative_to(ROOT).as_posix() in zh, notebook
+    for notebook in sorted((ROOT / "notebooks" / "zh").glob("*.ipynb")):       # each chapter, linked
+        assert f"]({notebook.relative_to(ROOT).as_posix()})" in zh, notebook
+    assert "](notebooks/zh/solutions/)" in zh and "make lab-zh" in zh               # the solutions; the zh lab
+    assert "](docs/instructors.md)" in zh                                          # its own instructor pointer
     assert "](README.zh-CN.md)" in (ROOT / "README.md").read_text(encoding="utf-8")[:800]
 
 

@@ -1,6 +1,6 @@
-"""Where a learner installs the course (issue 21): the README's section for environments they
-already have, and the one line every notebook's first cell prints when its kernel cannot
-import course_lib."""
+"""Where a learner installs the course: docs/install.md's section for environments they already
+have (the READMEs keep a short one, which every notebook's first cell points to), and the one
+line that first cell prints when its kernel cannot import course_lib."""
 import json
 import subprocess
 import sys
@@ -41,13 +41,19 @@ def test_the_first_cell_says_in_one_line_what_to_install(path, tmp_path):
     assert "During handling" not in done.stderr          # `from None`: the import's own traceback is gone
 
 
-def test_the_readme_says_how_to_install_where_learners_already_are():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Install where you already are"):readme.index("## Versions")]
+def test_the_docs_say_how_to_install_where_learners_already_are():
+    install = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    section = install[install.index("## Install where you already are"):install.index("## Versions")]
     for needed in ["Colab", "Kaggle", "conda", "venv", "pip install -e .", "git+https://", "--dry-run",
-                   "COURSE_DATA_DIR", "torch 2.14.1"]:
+                   "COURSE_DATA_DIR", "*existing*", "make my-copy"]:
         assert needed in section, needed
-    versions = readme[readme.index("## Versions"):readme.index("## The notebooks")]
-    assert "torch ≥ 2.7" in versions and "torch.multinomial" in versions and "make test-matrix" in versions
+    versions = install[install.index("## Versions"):install.index("## GPT-2's weights")]
+    assert "| torch | 2.7.0 |" in versions and "torch.multinomial" in versions and "make test-matrix" in versions
+    assert "| existing | Python 3.11.7, torch 2.14.1, numpy 2.3.5," in versions    # the row the section cites
+    # the first cells point to "README: Install where you already are" and its Chinese twin
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "### Install where you already are" in readme and "](docs/install.md)" in readme
+    assert "Install where you already are" in STRINGS["en"]["start.missing"]
     zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
-    assert "### 在已有的环境中安装" in zh and "固定版本" not in zh
+    assert "### 在已有的环境中安装" in zh and "在已有的环境中安装" in STRINGS["zh"]["start.missing"]
+    assert "固定版本" not in zh
