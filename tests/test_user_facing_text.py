@@ -86,12 +86,12 @@ def in_git_checkout() -> bool:
         ["git", "-C", str(ROOT), "rev-parse", "--git-dir"], capture_output=True).returncode == 0
 
 
-def git_commits(tokens: set[str]) -> set[str]:
-    """The tokens that name a commit of this repository (one `git cat-file` for all)."""
+def git_commits(tokens: set[str], repository: Path = ROOT) -> set[str]:
+    """The tokens that name a commit of ``repository`` (one `git cat-file` for all)."""
     if not tokens:
         return set()
     ordered = sorted(tokens)
-    out = subprocess.run(["git", "-C", str(ROOT), "cat-file", "--batch-check=%(objecttype)"],
+    out = subprocess.run(["git", "-C", str(repository), "cat-file", "--batch-check=%(objecttype)"],
                          input="".join(t + "\n" for t in ordered), capture_output=True, text=True,
                          timeout=60, check=True).stdout.splitlines()
     assert len(out) == len(ordered), out
@@ -175,17 +175,22 @@ def test_what_stays_allowed_is_not_flagged():
     assert findings(lines, None) == []
 
 
-def test_a_commit_of_this_repository_is_found_in_a_checkout_and_any_hex_token_outside_one():
+def test_a_commit_of_this_repository_is_found_in_a_checkout_and_any_hex_token_outside_one(tmp_path):
     lines = [("line 1", "measured at deadbee1 and at 1234abc, a made-up id")]
     # outside a git checkout: every hex-looking token with digits and letters
     assert [t for _, what, t in findings(lines, None)] == ["deadbee1", "1234abc"]
-    if not in_git_checkout():
-        pytest.skip("not a git checkout: git's list of commits cannot be asked here")
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
-    if not re.search(r"[a-f]", head[:7]) or not re.search(r"\d", head[:7]):      # all digits or all letters
-        head = head[:9]
-    lines = [("line 4", f"the last run ({head[:9]}) and its full hash {head}; not a commit: 1234abc")]
-    found = findings(lines, git_commits)
-    assert [(w, what, t) for w, what, t in found] == [("line 4", "a commit hash", head[:9]),
+    # inside one: the tokens git knows as commits (a repository of one commit, made here)
+    if not shutil.which("git"):
+        pytest.skip("git is not installed: a checkout's commits cannot be asked")
+    git = ["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f.txt").write_text("x\n", encoding="utf-8")
+    subprocess.run(git + ["add", "f.txt"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "one"], check=True)
+    head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    blob = subprocess.run(git + ["rev-parse", "HEAD:f.txt"], capture_output=True, text=True, check=True).stdout.strip()
+    short = next(head[:n] for n in range(9, 41) if re.search(r"\d", head[:n]) and re.search(r"[a-f]", head[:n]))
+    lines = [("line 4", f"the last run ({short}) and its full hash {head}; a file, not a commit: {blob}; 1234abc")]
+    found = findings(lines, lambda tokens: git_commits(tokens, tmp_path))
+    assert [(w, what, t) for w, what, t in found] == [("line 4", "a commit hash", short),
                                                       ("line 4", "a commit hash", head)]
