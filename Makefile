@@ -99,7 +99,7 @@ stop:
 # Your own copy of every notebook (both editions, the solutions too) in $(MY_COPY)/, to work in:
 # `make test` re-runs notebooks/ only and compares it with the stored outputs, so solved
 # exercises saved there would fail it. A file already in $(MY_COPY)/ is never overwritten; a
-# notebook new upstream is added.
+# notebook new upstream is added. The copies are yours to write, even from a read-only checkout.
 my-copy:
 	@mkdir -p "$(MY_COPY)" 2>/dev/null && [ -w "$(MY_COPY)" ] || { \
 		echo "cannot write $(MY_COPY)/ in $(CURDIR): your copy of the notebooks goes there (MY_COPY=... names another folder inside this one)"; exit 1; }
@@ -107,7 +107,7 @@ my-copy:
 	for f in $$(cd notebooks && find . -name '*.ipynb' -not -path '*/.ipynb_checkpoints/*' | sort); do \
 		t="$(MY_COPY)/$${f#./}"; \
 		if [ -e "$$t" ]; then kept=$$((kept + 1)); \
-		else mkdir -p "$$(dirname "$$t")" && cp "notebooks/$${f#./}" "$$t" && made=$$((made + 1)) || exit 1; fi; \
+		else mkdir -p "$$(dirname "$$t")" && cp "notebooks/$${f#./}" "$$t" && chmod u+w "$$t" && made=$$((made + 1)) || exit 1; fi; \
 	done; \
 	echo "$(MY_COPY)/: $$made notebook(s) copied, $$kept already there kept as they are"
 

@@ -56,6 +56,8 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
         (course / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, course / name)
     shutil.copytree(ROOT / "notebooks", course / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for path in [course, *course.rglob("*")]:           # a read-only checkout's modes came along
+        path.chmod(path.stat().st_mode | 0o200)
     make = ["make", "-C", str(course), f"BIN={BIN}", f"STAMP={tmp_path / 'stamp'}"]
     (tmp_path / "stamp").touch()
     zh = "/lab/tree/my-notebooks/zh/01_tokenizer.ipynb"

@@ -39,6 +39,8 @@ def checkout(tmp_path):
         shutil.copy(ROOT / name, folder / name)
     shutil.copytree(ROOT / "notebooks", folder / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    for path in [folder, *folder.rglob("*")]:          # a read-only checkout's modes came along: a temp copy is ours
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
     fake_bin = tmp_path / "bin"
     fake_bin.mkdir()
     jupyter = fake_bin / "jupyter"
@@ -100,6 +102,10 @@ def test_make_lab_makes_the_copy_first_and_opens_it_and_never_overwrites_it(chec
     assert f"my-notebooks/: {len(NOTEBOOKS)} notebook(s) copied, 0 already there" in out, out
     mine = checkout.path / "my-notebooks"
     assert tree(mine) == course                                  # every notebook, both editions, solutions
+    (checkout.path / "notebooks" / "01_tokenizer.ipynb").chmod(0o444)   # a read-only notebook: the copy is still
+    (mine / "01_tokenizer.ipynb").unlink()                              # the learner's to write
+    make(checkout, "my-copy")
+    assert (mine / "01_tokenizer.ipynb").stat().st_mode & stat.S_IWUSR
     called = checkout.jupyter_args.read_text(encoding="utf-8").split("\n")
     assert called[0] == "lab" and f"--ServerApp.root_dir={checkout.path}" in called
     assert "--LabApp.default_url=/lab/tree/my-notebooks/01_tokenizer.ipynb" in called, called
