@@ -150,6 +150,8 @@ class Check:
                     raise Fail(hint) from None
             raise Fail(say('on {case} your function raised {error_type}: {message} (line {line})', case=case, error_type=type(error).__name__, message=message, line=_where(error)[1])) from None
         if forbidden:
+            owner, named, function = forbidden.partition("'s ")      # "torch's softmax", in the language
+            forbidden = say("{owner}'s {function}", owner=owner, function=function) if named else forbidden
             raise Fail(say('your function calls {forbidden}, the answer this exercise asks you to write: write it from scratch', forbidden=forbidden)) from None
         if isinstance(out, guard.Opaque) and out.kind == "ellipsis":
             raise NotAttempted

@@ -15,6 +15,7 @@ ZH = {
     "your function calls {stub}, which is not written yet: do that exercise first": "你的函数调用了 {stub}，而它还没有写好：请先完成那道练习",
     "on {case} your function raised {error_type}: {message} (line {line})": "在 {case} 上，你的函数抛出了 {error_type}：{message}（第 {line} 行）",
     "your function calls {forbidden}, the answer this exercise asks you to write: write it from scratch": "你的函数调用了 {forbidden}，而这正是本练习要你自己写的答案：请从零写出来",
+    "{owner}'s {function}": "{owner} 的 {function}",
     "your function returned None on {case}: did you forget `return`?": "你的函数在 {case} 上返回了 None：是不是忘了写 `return`？",
     "{hint} (your result has NaN or inf)": "{hint}（你的结果里有 NaN 或 inf）",
     "on {case} your function returned {describe}; return a torch tensor": "在 {case} 上，你的函数返回了 {describe}；请返回一个 torch 张量",
