@@ -63,7 +63,7 @@ class PipelineMap:
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyBboxPatch
 
-        # English: DejaVu Sans alone (as before); Chinese: the plots' font list, a CJK font behind it
+        # English: DejaVu Sans alone; Chinese: the plots' font list, a CJK font behind it
         font = "DejaVu Sans"
         if current_language() != "en":
             from .fonts import use_readable_fonts
@@ -87,7 +87,7 @@ class PipelineMap:
                                         edgecolor="#b35c00" if active else "#7f8fa6",
                                         linewidth=2.5 if active else 1))
             ax.text(x + 0.05 + width / 2, y + 0.15, text(f"map.{name}"), ha="center", va="center",
-                    fontsize=11, fontweight="bold" if active else "normal", family=font)
+                    fontsize=10, fontweight="bold" if active else "normal", family=font)
             ax.text(x + 0.05 + width / 2, y + 0.04, text(f"map.what.{name}") + "\n" + text("map.notebook", nb=notebook),
                     ha="center", va="top", fontsize=8.5, color="#333", family=font, linespacing=1.1)
             if active:

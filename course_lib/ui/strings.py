@@ -255,7 +255,7 @@ ZH = {
     # -- token_display.py：format_token_table 的各列（以 "|" 分隔）
     "tokens.table_columns": "id|十六进制字节|按文本解码|显示|暂扣|码位",
     # -- gpt2/fetch.py（05、07）：本机没有权重时，GPT-2 单元格打印的内容
-    "gpt2.download_hint": ("[没有找到 GPT-2 的权重：这个单元格本来会{what}。\n"
+    "gpt2.download_hint": ("[没有找到 GPT-2 的权重：这个单元格本来会\n  {what}。\n"
                            "要获取权重（548 MB，只需一次），请在一个单元格中运行：\n    {call}\n"
                            "或者设置 {env}；见 README.zh-CN.md。]"),
     # -- exercises/core.py
