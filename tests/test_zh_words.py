@@ -117,3 +117,19 @@ def test_a_ruled_out_course_function_is_named_in_chinese(chinese):
 
     result = EXERCISES["make_causal_mask"][1](lambda T: attention.causal_mask(T))
     assert not result.passed and "course_lib 的 causal_mask" in result.hint and "'s " not in result.hint, result.hint
+
+
+@pytest.mark.parametrize("returned, said", [([1, 2, 3], "含 3 项的 list"), ((1, 2), "含 2 项的 tuple"),
+                                            (float("nan"), "浮点数 nan"), ("text", "一个 str")])
+def test_what_came_back_is_described_in_chinese(chinese, returned, said):
+    result = EXERCISES["make_causal_mask"][1](lambda T: returned)
+    assert not result.passed and said in result.hint and not english_runs(result.hint), result.hint
+
+
+def test_a_tensor_that_came_back_is_described_in_chinese(chinese):
+    from course_lib.exercises.core import describe
+
+    said = describe(torch.zeros(2, 3, dtype=torch.int64))
+    assert said == "形状为 (2, 3)、dtype 为 torch.int64 的张量" and not english_runs(said)
+    set_language("en")
+    assert describe(torch.zeros(2, 3, dtype=torch.int64)) == "a tensor of shape (2, 3) and dtype torch.int64"
