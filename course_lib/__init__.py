@@ -50,7 +50,7 @@ The layers
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
                    exercise, ``check_<name>(fn)`` → ``Result``; ``python -m course_lib.exercises.grade``
                    grades a class, each submission in its own confined process (``sandbox``, ``learner``);
-                   worked solutions in notebooks/solutions/exercise_solutions.ipynb
+                   worked solutions in notebooks/solutions/ (``03_attention_solutions.ipynb``, …)
 """
 __version__ = "0.1.0"
 

@@ -10,7 +10,7 @@ one Chromium page loads JupyterLab once and every test opens its notebook in it 
   你 renders as a glyph, not as the missing-glyph box: drawn in the token span's own font, its
   pixels differ from those of U+10FFFD, a code point no font has (the fonts come from
   ``apt.txt``; ``.ci/run`` installs them). Notebook 05 shows GPT-2's recorded top-5.
-* The Chinese edition's notebook 05 (notebooks/zh/, issue 15) opens with its Chinese text drawn
+* The Chinese edition's notebook 05 (notebooks/zh/) opens with its Chinese text drawn
   as glyphs (the same pixel test, on a heading and on the Checks line); its chart of GPT-2's
   recorded top-5, whose title and axis label are Chinese, is the PNG matplotlib draws with the
   course's fonts, and that PNG differs from the one drawn without the CJK font (which warns of
@@ -310,42 +310,3 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(page, 
     shown = "".join(src.split(",", 1)[1].split())
     assert shown == course["png"], "the chart in the browser is not the one drawn with the course's fonts"
     assert shown != no_cjk["png"], "the chart in the browser is the one drawn without a CJK font"
-
-
-# The top of notebook `path`'s visible panel's heading that starts with `start`, against its
-# scroller's box: 0 … height means the heading is in view.
-HEADING_IN_VIEW_JS = r"""([path, start]) => {
-  const panel = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
-  if (!panel) return null;
-  const scroller = panel.querySelector('.jp-WindowedPanel-outer');
-  const heading = [...panel.querySelectorAll('h2')].find(h => h.textContent.startsWith(start));
-  const tab = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)') === panel &&
-    window.jupyterapp.shell.currentWidget.context.path;
-  if (!heading || tab !== path) return null;
-  const top = heading.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
-  return {top: Math.round(top), height: scroller.clientHeight};
-}"""
-
-
-def test_a_link_to_the_worked_solutions_reaches_its_chapter(page):
-    """07's link "…exercise_solutions.ipynb#07-sampling" opens the solutions notebook, and (as the
-    notebooks say: JupyterLab 4 opens a notebook at its top the first time) clicking it again
-    scrolls to the chapter's heading. The English edition (the Chinese links are the same
-    fragments, each of which tests/test_zh_edition.py finds among the target's anchors)."""
-    with failure_screenshot(page):
-        for notebook, solutions in (("07_sampling.ipynb", "solutions/exercise_solutions.ipynb"),):
-            for attempt in (1, 2):
-                open_notebook(page, notebook) if attempt == 1 else page.evaluate(
-                    "(path) => { const w = [...window.jupyterapp.shell.widgets('main')].find("
-                    "w => w.context && w.context.path === path); window.jupyterapp.shell.activateById(w.id); }",
-                    notebook)
-                link = page.locator(".jp-RenderedMarkdown a[href*='exercise_solutions.ipynb'][href$='#07-sampling']").first
-                link.scroll_into_view_if_needed()
-                link.click()
-                wait_until(page, f"() => !!({HEADING_IN_VIEW_JS})({json.dumps([solutions, '07 · '])})",
-                           f"{solutions} to open from {notebook}'s link", 60)
-                time.sleep(1.0)                                   # let JupyterLab scroll, if it does
-                where = page.evaluate(HEADING_IN_VIEW_JS, [solutions, "07 · "])
-                print(f"{notebook}, click {attempt}: the 07 heading at {where['top']} of {where['height']} px")
-            assert 0 <= where["top"] < where["height"], f"{solutions}'s 07 heading is not in view: {where}"
-            page.screenshot(path=str(ARTIFACTS / f"solutions_link_{notebook[:2]}.png"))

@@ -150,7 +150,7 @@ def hint_templates(path) -> list[str]:
 def solution_expressions() -> set[str]:
     """Every call, subscript and arithmetic expression of the worked solutions, at least 8
     characters long, spaces removed."""
-    cells = json.loads(SOLUTIONS.read_text(encoding="utf-8"))["cells"]
+    cells = [cell for path in SOLUTIONS for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
     found = set()
     for cell in cells:
         source = "".join(cell["source"])

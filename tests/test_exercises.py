@@ -1,12 +1,14 @@
 """The exercise checkers (course_lib.exercises) can pass and can fail, each with its intended hint.
 
-For every exercise: the worked solution (notebooks/solutions/exercise_solutions.ipynb, read the
-way a grading script reads a learner's notebook) passes and reproduces a registry figure; a stub
-is "not attempted yet"; and the typical wrong implementations below are each rejected with the
-hint written for that mistake.
+For every exercise: the worked solution (notebooks/solutions/<chapter>_solutions.ipynb, one
+notebook per chapter, read the way a grading script reads a learner's notebook) passes and
+reproduces a registry figure; a stub is "not attempted yet"; and the typical wrong
+implementations below are each rejected with the hint written for that mistake. Each exercise
+links to its own solution, in both editions.
 """
 import json
 import math
+import re
 import textwrap
 from pathlib import Path
 
@@ -20,11 +22,12 @@ from course_lib.ui.strings import STRINGS
 
 from test_notebook_outputs import problems_in
 
-SOLUTIONS = Path(__file__).resolve().parent.parent / "notebooks" / "solutions" / "exercise_solutions.ipynb"
-SOLVED = load_functions(SOLUTIONS)
-NOTEBOOKS = SOLUTIONS.parent.parent
-# both editions' solutions notebooks (the Chinese one: notebooks/zh/solutions/, issue 15)
-ALL_SOLUTIONS = [SOLUTIONS] + sorted((NOTEBOOKS / "zh" / "solutions").glob("exercise_solutions.ipynb"))
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+# the worked solutions, one notebook per chapter (01_tokenizer_solutions.ipynb, …)
+SOLUTIONS = sorted((NOTEBOOKS / "solutions").glob("0*_solutions.ipynb"))
+SOLVED = {name: fn for path in SOLUTIONS for name, fn in load_functions(path).items()}
+# both editions' solutions notebooks (the Chinese ones: notebooks/zh/solutions/)
+ALL_SOLUTIONS = SOLUTIONS + sorted((NOTEBOOKS / "zh" / "solutions").glob("0*_solutions.ipynb"))
 
 
 def check(name, fn) -> Result:
@@ -392,13 +395,24 @@ def test_check_notebook_grades_only_the_exercise_cells(tmp_path):
     assert "upper- or lower-triangular" in results["make_causal_mask"].hint
 
 
+def chapter_notebook(chapter: str, edition: str = "") -> Path:
+    """notebooks/[zh/]03_attention.ipynb for chapter "03"."""
+    return next((NOTEBOOKS / edition).glob(f"{chapter}_*.ipynb"))
+
+
+def solutions_of(chapter: str, edition: str = "") -> Path:
+    return NOTEBOOKS / edition / "solutions" / f"{chapter_notebook(chapter).stem}_solutions.ipynb"
+
+
 @pytest.mark.parametrize("solutions", ALL_SOLUTIONS, ids=lambda p: p.relative_to(NOTEBOOKS).as_posix())
 def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick(solutions):
     nb = json.loads(solutions.read_text(encoding="utf-8"))
+    chapter = solutions.name[:2]
+    names = [name for name, (c, _) in EXERCISES.items() if c == chapter]
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
     checks = [c for c in code if "".join(c["source"]).startswith("check_")]
-    assert len(checks) == len(EXERCISES)
+    assert ["".join(c["source"]) for c in checks] == [f"check_{name}({name})" for name in names]
     for cell in checks:
         name = "".join(cell["source"]).split("(")[1].rstrip(")")
         printed = "".join("".join(o.get("text", "")) for o in cell["outputs"])
@@ -406,7 +420,7 @@ def test_the_solutions_notebook_is_executed_and_every_check_prints_its_tick(solu
     assert all(o["output_type"] == "stream" and o["name"] == "stdout" for c in code for o in c["outputs"])
     assert not problems_in(solutions)
     graded = check_notebook(solutions)                 # graded the way a learner's notebook is
-    assert len(graded) == len(EXERCISES) and all(r.passed for r in graded), [r.message for r in graded if not r.passed]
+    assert [r.name for r in graded] == names and all(r.passed for r in graded), [r.message for r in graded if not r.passed]
 
 
 # --------------------------------------------------------------------------- the learner notebooks
@@ -443,10 +457,10 @@ MODULES = {"math": "import math", "torch": "import torch", "F": "import torch.nn
 def test_each_notebook_imports_what_its_statements_and_worked_solutions_use_before_the_exercise(edition_chapter):
     """The learner's own check and the grader run the notebook's cells with nothing injected:
     a worked solution that uses math or F, or a statement that says "use `F.one_hot`", must find
-    it imported above the exercise's cell (issue 24)."""
-    import re
+    it imported above the exercise's cell."""
     path, chapter = LEARNER[edition_chapter], edition_chapter[-2:]
-    solution_cells = ["".join(c["source"]) for c in json.loads(SOLUTIONS.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
+    solution_cells = ["".join(c["source"]) for c in json.loads(solutions_of(chapter).read_text(encoding="utf-8"))["cells"]
+                      if c["cell_type"] == "code"]
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     sources = ["".join(c["source"]) for c in cells]
     for name in [n for n, (c, _) in EXERCISES.items() if c == chapter]:

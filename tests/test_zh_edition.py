@@ -1,6 +1,6 @@
-"""The Chinese edition (notebooks/zh/) runs the same code as the English one (issue 15).
+"""The Chinese edition (notebooks/zh/) runs the same code as the English one.
 
-Each English notebook (notebooks/0*.ipynb and notebooks/solutions/exercise_solutions.ipynb) is
+Each English notebook (notebooks/0*.ipynb and notebooks/solutions/0*_solutions.ipynb) is
 paired with its twin at the same path under notebooks/zh/. The pair must have the same code
 cells in the same order, with
 
@@ -29,15 +29,16 @@ from course_lib.figures.registry import load_registry
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 ZH = NOTEBOOKS / "zh"
-ENGLISH = sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.glob("0*.ipynb")) + [
-    "solutions/exercise_solutions.ipynb"]
+ENGLISH = sorted(p.relative_to(NOTEBOOKS).as_posix() for p in NOTEBOOKS.glob("0*.ipynb")) + sorted(
+    p.relative_to(NOTEBOOKS).as_posix() for p in (NOTEBOOKS / "solutions").glob("0*.ipynb"))
 # The English notebooks whose Chinese twin is in notebooks/zh/. Every English notebook is in
 # exactly one of the two lists; a twin that is not translated yet is named in NOT_TRANSLATED
 # (and reported by test_untranslated_notebooks_are_named), never silently left out.
 TRANSLATED = [
     "01_tokenizer.ipynb", "02_embeddings.ipynb", "03_attention.ipynb", "04_block.ipynb",
-    "05_lm_head.ipynb", "06_loss.ipynb", "07_sampling.ipynb", "solutions/exercise_solutions.ipynb",
-]
+    "05_lm_head.ipynb", "06_loss.ipynb", "07_sampling.ipynb",
+] + [f"solutions/{chapter}_solutions.ipynb" for chapter in (
+    "01_tokenizer", "02_embeddings", "03_attention", "04_block", "05_lm_head", "06_loss", "07_sampling")]
 NOT_TRANSLATED = []
 FSTRING_PARTS = {getattr(tokenize, name) for name in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END")
                  if hasattr(tokenize, name)}                  # Python ≥ 3.12 splits f-strings up
@@ -184,7 +185,7 @@ def test_untranslated_notebooks_are_named(name):
         assert not NOT_TRANSLATED
         return
     assert not (ZH / name).exists(), f"notebooks/zh/{name} exists: move it to TRANSLATED"
-    pytest.skip(f"notebooks/zh/{name}: no Chinese twin yet (issue 15), its code is not paired")
+    pytest.skip(f"notebooks/zh/{name}: no Chinese twin yet, its code is not paired")
 
 
 # --------------------------------------------------------------------------- the test can fail
@@ -263,10 +264,12 @@ LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)(?:#((?:[^()\s]|\([^()\s]*\))*))?\)")
 
 
 def anchors(path: Path) -> set[str]:
-    """A notebook's link targets: its headings as JupyterLab makes their ids (spaces → '-') and
-    explicit ``<a id="…">`` anchors."""
+    """A notebook's link targets: its headings as JupyterLab makes their ids (spaces → '-'),
+    explicit ``<a id="…">`` anchors, and ``cell-id=<id>`` for each cell's id."""
     found = set()
     for cell in load(path)["cells"]:
+        if cell.get("id"):
+            found.add(f"cell-id={cell['id']}")
         if cell["cell_type"] == "markdown":
             text = source(cell)
             found |= {h.strip().replace(" ", "-") for h in re.findall(r"^#+ (.*)$", text, re.M)}

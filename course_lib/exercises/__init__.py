@@ -1,8 +1,9 @@
 """Exercises with automatic checks: the learner writes a function, a checker says ✓ or gives one hint.
 
 Used by notebooks 01–07 (each exercise sits after the idea it practises: a statement, a stub to
-fill in, then ``check_<name>(<name>)``) and by notebooks/solutions/exercise_solutions.ipynb (the
-worked solutions, each followed by the same call). One module per chapter holds its checkers:
+fill in, then ``check_<name>(<name>)``) and by the worked solutions, one notebook per chapter
+(notebooks/solutions/03_attention_solutions.ipynb, …), each followed by the same call. One
+module per chapter holds its checkers:
 
     ch01_tokenizer  byte_table, bpe_merge, stream_decode
     ch02_embeddings one_hot_rows, embed, last_scores

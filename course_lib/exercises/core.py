@@ -15,6 +15,7 @@ attempted yet": a friendly line, no traceback.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 import textwrap
 import unicodedata
@@ -150,6 +151,8 @@ class Check:
                     raise Fail(hint) from None
             raise Fail(say('on {case} your function raised {error_type}: {message} (line {line})', case=case, error_type=type(error).__name__, message=message, line=_where(error)[1])) from None
         if forbidden:
+            owner, named, function = forbidden.partition("'s ")      # "torch's softmax", in the language
+            forbidden = say("{owner}'s {function}", owner=owner, function=function) if named else forbidden
             raise Fail(say('your function calls {forbidden}, the answer this exercise asks you to write: write it from scratch', forbidden=forbidden)) from None
         if isinstance(out, guard.Opaque) and out.kind == "ellipsis":
             raise NotAttempted
@@ -172,7 +175,7 @@ class Check:
 def tensor(out, case: str, shape=None, dtype=None) -> torch.Tensor:
     """``out`` must be a tensor of ``shape`` (and ``dtype``), else a hint saying what came back."""
     if not isinstance(out, torch.Tensor):
-        raise Fail(say('on {case} your function returned {describe}; return a torch tensor', case=case, describe=guard.describe(out)))
+        raise Fail(say('on {case} your function returned {describe}; return a torch tensor', case=case, describe=describe(out)))
     if shape is not None and tuple(out.shape) != tuple(shape):
         raise Fail(say('on {case} expected shape {shape}, got {got}', case=case, shape=tuple(shape), got=tuple(out.shape)))
     if dtype is not None and out.dtype != dtype:
@@ -186,6 +189,18 @@ def close(got: torch.Tensor, want: torch.Tensor, atol: float = 1e-9) -> bool:
     if got.shape != want.shape:
         return False
     return bool(torch.allclose(got, want, rtol=0, atol=atol, equal_nan=True))
+
+
+def describe(value) -> str:
+    """What came back, in a few words and the notebook's language, never the values: "a list of
+    3 items", "a tensor of shape (2, 3) and dtype torch.int64"."""
+    if isinstance(value, torch.Tensor):
+        return say('a tensor of shape {shape} and dtype {dtype}', shape=tuple(value.shape), dtype=value.dtype)
+    if isinstance(value, (list, tuple, dict)):
+        return say('a {kind} of {count} items', kind=type(value).__name__, count=len(value))
+    if isinstance(value, float) and not math.isfinite(value):
+        return say('the float {value}', value=value)
+    return say('a {kind}', kind=type(value).__name__)
 
 
 def _first_line(error: BaseException) -> str:
@@ -230,7 +245,7 @@ def run(name: str, fn, body, seconds: float | None = None) -> Result:
             except (Fail, NotAttempted, KeyboardInterrupt):
                 raise
             except Exception as error:              # the check could not read what came back
-                raise Fail(say('on {case} your function returned {describe}, which the check could not use ({error_type}): return what the docstring asks for', case=check.case, describe=guard.describe(check.last), error_type=type(error).__name__)) from None
+                raise Fail(say('on {case} your function returned {describe}, which the check could not use ({error_type}): return what the docstring asks for', case=check.case, describe=describe(check.last), error_type=type(error).__name__)) from None
     except NotAttempted:
         return Result(name, False, _lines(f"· {name}: " + text("exercise.not_attempted"), []), attempted=False)
     except Fail as fail:

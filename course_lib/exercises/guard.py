@@ -18,7 +18,6 @@ grader (``exercises.grade``). Not taught. Four guards:
 from __future__ import annotations
 
 import contextlib
-import math
 import random
 import signal
 import sys
@@ -128,18 +127,6 @@ def plain(value, _depth: int = 0, _budget=None):
     if isinstance(value, dict):
         return {plain(k, _depth + 1, budget): plain(v, _depth + 1, budget) for k, v in dict.items(value)}
     return opaque(type(value).__name__)
-
-
-def describe(value) -> str:
-    """What came back, in a few words, never the values: "a list of 3 items", "a tensor of
-    shape (2, 3) and dtype torch.int64"."""
-    if isinstance(value, torch.Tensor):
-        return f"a tensor of shape {tuple(value.shape)} and dtype {value.dtype}"
-    if isinstance(value, (list, tuple, dict)):
-        return f"a {type(value).__name__} of {len(value)} items"
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"the float {value}"
-    return f"a {type(value).__name__}"
 
 
 # Per exercise, the course's own code a learner's function may not call: (path inside

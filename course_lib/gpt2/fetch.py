@@ -104,8 +104,9 @@ def download_hint(what: str) -> str:
     """The line a GPT-2 cell prints when the weights are simply not on this machine."""
     import textwrap
 
-    text = (f"[GPT-2 weights not found: this cell would {what}. To get them (548 MB, once), run "
-            f"this in a cell:\n    {DOWNLOAD_CALL}\nor set {WEIGHTS_ENV}; see the README.]")
+    from ..ui.language import text as in_language
+
+    text = in_language("gpt2.download_hint", what=what, call=DOWNLOAD_CALL, env=WEIGHTS_ENV)
     return "\n".join(textwrap.fill(line, 88, subsequent_indent="  ") if len(line) > 88 else line
                      for line in text.splitlines())
 

@@ -232,7 +232,7 @@ def head_split_diagram(T, D, n_head, labels=None, title=None):
     ax.text(D / 2, T + 0.5, text("diagram.heads_before", T=T, D=D), ha="center", va="top", fontsize=9)
     ax.annotate("", xy=(right - 0.4, T / 2), xytext=(D + 0.4, T / 2),
                 arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.5})
-    ax.text((D + right) / 2, T / 2 - 0.4, "view\ntranspose", ha="center", va="bottom", fontsize=7)
+    ax.text((D + right) / 2, T / 2 - 0.4, "view\ntranspose", ha="center", va="bottom", fontsize=8)
     for h in range(n_head):
         left = right + h * (d + gap)
         for t in range(T):
@@ -263,8 +263,8 @@ def kv_steps(n_tokens: int, prompt_len: int) -> list[tuple[int, int]]:
 def kv_cache_diagram(tokens, prompt_len, title=None):
     """Generation with and without a KV cache, one row per step, one box per K/V row.
 
-    Left: with the cache, step 0 computes the prompt's K/V rows and later steps compute only
-    the newest token's (colour) and read the others back (grey). Right: without it, every row
+    Top: with the cache, step 0 computes the prompt's K/V rows and later steps compute only
+    the newest token's (colour) and read the others back (grey). Below: without it, every row
     is computed again at every step. In both, the newest query reads every key up to itself
     (the lines). Each row counts the K/V rows computed; the title totals them. Taught in notebook 07.
 
@@ -277,7 +277,8 @@ def kv_cache_diagram(tokens, prompt_len, title=None):
     steps = kv_steps(n, prompt_len)
     with_cache = [last - first + 1 for first, last in steps]
     without = [last + 1 for _, last in steps]
-    fig, axes = plt.subplots(1, 2, figsize=(2 * (0.75 * n + 2.6), 1.15 * len(steps) + 1.6))
+    # one panel above the other: the picture keeps a notebook's width, so its labels keep their size
+    fig, axes = plt.subplots(2, 1, figsize=(0.75 * n + 2.6, 2 * (0.9 * len(steps) + 1.0)))
     for ax, cached, counts, heading in [(axes[0], True, with_cache, text("diagram.kv_with")),
                                         (axes[1], False, without, text("diagram.kv_without"))]:
         for s, (first, last) in enumerate(steps):
@@ -299,5 +300,5 @@ def kv_cache_diagram(tokens, prompt_len, title=None):
                labels=[text("diagram.kv_new"), text("diagram.kv_cached")], loc="lower center", ncol=2,
                fontsize=8, frameon=False)
     fig.suptitle(text("diagram.kv_title", saved=sum(without) - sum(with_cache)) if title is None else title)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
     return fig

@@ -63,12 +63,13 @@ class PipelineMap:
         from matplotlib.figure import Figure
         from matplotlib.patches import FancyBboxPatch
 
-        # English: DejaVu Sans alone (as before); Chinese: the plots' font list, a CJK font behind it
+        # English: DejaVu Sans alone; Chinese: the plots' font list, a CJK font behind it
         font = "DejaVu Sans"
         if current_language() != "en":
             from .fonts import use_readable_fonts
             font = use_readable_fonts()
-        fig = Figure(figsize=(11.5, 2.1), dpi=90)
+        # 954 px wide: shown at its own size in a notebook (no smaller), its smallest text 8.5 pt = 10.6 px
+        fig = Figure(figsize=(10.6, 2.9), dpi=90)
         ax = fig.add_axes([0, 0, 1, 1])
         ax.set_xlim(-0.05, 8.3)
         ax.set_ylim(-1.02, 0.95)
@@ -76,7 +77,7 @@ class PipelineMap:
         # x positions: six stages in a row, then loss above sampling, then next id
         place = {name: (i, 0.0) for i, name in enumerate(NAMES[:6])}
         place.update({"loss": (6.1, 0.55), "sampling": (6.1, -0.35), "next id": (7.3, -0.35)})
-        width, height = 0.82, 0.62
+        width, height = 0.82, 0.80
         for name, what, notebook in STAGES:
             x, y = place[name]
             active = name in self.here
@@ -85,10 +86,10 @@ class PipelineMap:
                                         facecolor="#ff9f1c" if active else "#e8eef7",
                                         edgecolor="#b35c00" if active else "#7f8fa6",
                                         linewidth=2.5 if active else 1))
-            ax.text(x + 0.05 + width / 2, y + 0.07, text(f"map.{name}"), ha="center", va="center",
-                    fontsize=11, fontweight="bold" if active else "normal", family=font)
-            ax.text(x + 0.05 + width / 2, y - 0.13, text(f"map.what.{name}") + "\n" + text("map.notebook", nb=notebook),
-                    ha="center", va="center", fontsize=6.5, color="#333", family=font, linespacing=1.1)
+            ax.text(x + 0.05 + width / 2, y + 0.15, text(f"map.{name}"), ha="center", va="center",
+                    fontsize=10, fontweight="bold" if active else "normal", family=font)
+            ax.text(x + 0.05 + width / 2, y + 0.04, text(f"map.what.{name}") + "\n" + text("map.notebook", nb=notebook),
+                    ha="center", va="top", fontsize=8.5, color="#333", family=font, linespacing=1.1)
             if active:
                 ax.text(x + 0.05 + width / 2, y - height / 2 - 0.12, text("map.here_marker"), ha="center",
                         va="center", fontsize=9, color="#b35c00", fontweight="bold", family=font)
@@ -111,7 +112,7 @@ class PipelineMap:
         ax.annotate("", xy=(0.46, -height / 2 + 0.08), xytext=(0.46, low),
                     arrowprops=dict(arrowstyle="->", color="#999", lw=1, linestyle="--"))
         ax.text(3.6, low + 0.09, text("map.loop"), ha="center", va="center",
-                fontsize=7.5, color="#777", family=font)
+                fontsize=8.5, color="#777", family=font)
         return fig
 
     def _repr_png_(self) -> bytes:

@@ -71,11 +71,11 @@ EN = {
     "map.ids": "ids", "map.embeddings": "embeddings", "map.attention": "attention",
     "map.block": "block", "map.lm_head": "lm_head", "map.logits": "logits", "map.loss": "loss",
     "map.sampling": "sampling", "map.next id": "next id",
-    "map.what.ids": "text → token ids", "map.what.embeddings": "E[id] + P[t]",
-    "map.what.attention": "read earlier positions", "map.what.block": "residual, LayerNorm, MLP",
-    "map.what.lm_head": "h · every row of W", "map.what.logits": "one score per id",
-    "map.what.loss": "training: −log p(target)", "map.what.sampling": "generation: pick one id",
-    "map.what.next id": "append, run again",
+    "map.what.ids": "text →\ntoken ids", "map.what.embeddings": "E[id] + P[t]",
+    "map.what.attention": "read earlier\npositions", "map.what.block": "residual,\nLayerNorm, MLP",
+    "map.what.lm_head": "h · every\nrow of W", "map.what.logits": "one score\nper id",
+    "map.what.loss": "training:\n−log p(target)", "map.what.sampling": "generation:\npick one id",
+    "map.what.next id": "append,\nrun again",
     "map.notebook": "notebook {nb}",
     "map.here_marker": "▲ you are here",
     "map.loop": "append the new id and run the model again",
@@ -125,6 +125,11 @@ EN = {
     # -- start.py (every notebook's first cell; the cell writes the same line out, for course_lib itself)
     "start.missing": ("{name} is not installed for this kernel: in the course's folder run `pip install -e .`, "
                       "then restart the kernel (README: Install where you already are)"),
+    # -- token_display.py (01): the columns of format_token_table, separated by "|"
+    "tokens.table_columns": "id|bytes (hex)|as text|shown|held back|code point",
+    # -- gpt2/fetch.py (05, 07): what a GPT-2 cell prints when the weights are not on this machine
+    "gpt2.download_hint": ("[GPT-2 weights not found: this cell would {what}. To get them (548 MB, once), run "
+                           "this in a cell:\n    {call}\nor set {env}; see the README.]"),
     # -- exercises/core.py (the frame of every exercise check; the hints and ✓ lines: exercises/messages_zh.py)
     "exercise.not_attempted": "not attempted yet: write the function above, then run both cells",
     "exercise.pass_function": "pass your function itself, e.g. check_{name}({name})",
@@ -195,10 +200,10 @@ ZH = {
     "map.block": "Transformer 块", "map.lm_head": "输出层", "map.logits": "logits", "map.loss": "损失",
     "map.sampling": "采样", "map.next id": "下一个 id",
     "map.what.ids": "文本 → 词元 id", "map.what.embeddings": "E[id] + P[t]",
-    "map.what.attention": "读取前面的位置", "map.what.block": "残差、层归一化、MLP",
+    "map.what.attention": "读取前面的位置", "map.what.block": "残差、层归一化、\nMLP",
     "map.what.lm_head": "h · W 的每一行", "map.what.logits": "每个 id 一个分数",
-    "map.what.loss": "训练：−log p(目标)", "map.what.sampling": "生成：选出一个 id",
-    "map.what.next id": "追加，再运行一次",
+    "map.what.loss": "训练：\n−log p(目标)", "map.what.sampling": "生成：\n选出一个 id",
+    "map.what.next id": "追加，\n再运行一次",
     "map.notebook": "笔记本 {nb}",
     "map.here_marker": "▲ 你在这里",
     "map.loop": "把新的 id 追加到序列末尾，再运行一次模型",
@@ -247,6 +252,12 @@ ZH = {
     # -- start.py
     "start.missing": ("此内核的 Python 没有安装 {name}：请在课程文件夹中运行 `pip install -e .`，"
                       "然后重启内核（见 README.zh-CN.md：在已有的环境中安装）"),
+    # -- token_display.py：format_token_table 的各列（以 "|" 分隔）
+    "tokens.table_columns": "id|十六进制字节|按文本解码|显示|暂扣|码位",
+    # -- gpt2/fetch.py（05、07）：本机没有权重时，GPT-2 单元格打印的内容
+    "gpt2.download_hint": ("[没有找到 GPT-2 的权重：这个单元格本来会\n  {what}。\n"
+                           "要获取权重（548 MB，只需一次），请在一个单元格中运行：\n    {call}\n"
+                           "或者设置 {env}；见 README.zh-CN.md。]"),
     # -- exercises/core.py
     "exercise.not_attempted": "尚未作答：先写好上面的函数，再运行这两个单元格",
     "exercise.pass_function": "请传入函数本身，例如 check_{name}({name})",

@@ -44,16 +44,21 @@ def code_points(text: str) -> str:
 def format_token_table(ids, token_bytes=None) -> str:
     """A fixed-width table of :func:`token_rows`, ready to print; the last column names every
     non-ASCII character shown by its code point."""
-    lines = [f"{'id':>6}  {'bytes (hex)':<14} {'as text':<10} {'shown':<8} {'held back':<10} code point"]
+    column, bytes_hex, as_text_label, shown_label, held_label, point_label = label("tokens.table_columns").split("|")
+    lines = [f"{_padded(column, 6, right=True)}  {_padded(bytes_hex, 14)} {_padded(as_text_label, 10)} "
+             f"{_padded(shown_label, 8)} {_padded(held_label, 10)} {point_label}"]
     for row in token_rows(ids, token_bytes):
         as_text = row["bytes"].decode("utf-8", errors="replace")
-        shown = repr(row["shown"])
-        # a wide character (你) takes two columns: pad by display width, not by len()
-        pad = 8 - len(shown) - sum(1 for ch in shown if ord(ch) >= 0x1100)
         lines.append(f"{row['id']:>6}  {row['bytes'].hex(' '):<14} {as_text!r:<10} "
-                     f"{shown}{' ' * max(pad, 0)} {row['pending'].hex(' ') or '-':<10} "
+                     f"{_padded(repr(row['shown']), 8)} {row['pending'].hex(' ') or '-':<10} "
                      f"{code_points(row['shown']) or '-'}".rstrip())
     return "\n".join(lines)
+
+
+def _padded(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` columns: a wide character (你) takes two."""
+    pad = " " * max(width - len(text) - sum(1 for ch in text if ord(ch) >= 0x1100), 0)
+    return pad + text if right else text + pad
 
 
 def span_char(ch: str) -> str:

@@ -1,0 +1,194 @@
+"""What a learner sees at notebook width, in JupyterLab in Chromium (1400 × 1000 px, the file
+browser open; helpers: ``tests/_browser.py``).
+
+* Pictures are readable: in every notebook (both editions) each picture of the course (the map
+  of the first cell, the four diagrams of ``course_lib.ui.diagrams``) has its smallest label at
+  least 10 px tall on screen: its size in the PNG (font size × dpi / 72, measured on a drawing
+  made here) × the picture's width in the page / its width in pixels. Every other picture (the
+  charts of ``course_lib.ui.plots``, whose smallest text is 8 pt = 11 px) is shown at its own
+  size, never shrunk. Screenshots: ``artifacts/layout_kv_cache.png``, ``artifacts/layout_map_zh.png``.
+* No line of a notebook's first cell is cut off at the right edge (its editor never scrolls
+  sideways), and no printed line of an output is wrapped (so no word is broken mid-word).
+* A worked solution is one click away: each exercise's link opens its chapter's solutions
+  notebook with that exercise's solution in view (``#cell-id=<exercise>``). JupyterLab applies
+  the fragment once the notebook is open: the link of a chapter's first exercise lands on its
+  solution when the solutions notebook opens (that solution is at its top), and every other
+  link lands on its solution while the solutions notebook is open. Screenshot:
+  ``artifacts/solution_link_<edition>.png``.
+
+Needs Chromium and Playwright (skipped without them, failing under ``CI``), as
+tests/test_browser_panel.py does.
+"""
+import json
+import shutil
+
+import pytest
+
+from _browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, copy_notebooks, failure_screenshot, need_browser,
+                      open_lab, open_notebook, serve_lab, settled, wait_until)
+
+CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb"))
+EDITIONS = {"en": "", "zh": "zh/"}
+MIN_LABEL_PX = 10
+# the cell that draws each picture of the course: a text its source holds
+DIAGRAMS = {"merge_loop_diagram": "merge_loop_diagram(", "causal_mask_diagram": "causal_mask_diagram(",
+            "head_split_diagram": "head_split_diagram(", "kv_cache_diagram": "kv_cache_diagram(",
+            "pipeline_map": "start(\""}
+
+
+def smallest_label_px(language: str) -> dict:
+    """For each picture of :data:`DIAGRAMS`: the height in PNG pixels of its smallest text
+    (font size in points × the figure's dpi / 72), drawn here in ``language``."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    from course_lib.ui import diagrams
+    from course_lib.ui.language import set_language
+    from course_lib.ui.pipeline_map import pipeline_map
+
+    set_language(language)
+    try:
+        figures = {
+            "merge_loop_diagram": diagrams.merge_loop_diagram([["m", "e", "a"], ["me", "a"], ["mea"]], {("m", "e"): 0, ("me", "a"): 1}),
+            "causal_mask_diagram": diagrams.causal_mask_diagram([[False, True], [False, False]], ["a", "b"]),
+            "head_split_diagram": diagrams.head_split_diagram(3, 4, 2, ["a", "b", "c"]),
+            "kv_cache_diagram": diagrams.kv_cache_diagram(["a", "b", "a", "b", "b"], 3),
+            "pipeline_map": pipeline_map("03").figure(),
+        }
+        sizes = {}
+        for name, fig in figures.items():
+            fonts = [t.get_fontsize() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+            sizes[name] = min(fonts) * fig.dpi / 72
+            plt.close(fig)
+        return sizes
+    finally:
+        set_language("en")
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    tmp_path = tmp_path_factory.mktemp("layout")
+    root = tmp_path / "root"
+    copy_notebooks(root)
+    with serve_lab(root, tmp_path / "home", kernels_for=[]) as ready, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield open_lab(browser, ready())
+        finally:
+            browser.close()
+    shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+# Every picture in the shown notebook's outputs: its cell's source, its width in the page and in
+# pixels; every code cell's editor that scrolls sideways; every printed output line that wraps.
+PAGE_JS = r"""() => {
+  const panel = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
+  const cells = [...panel.querySelectorAll('.jp-Notebook .jp-CodeCell')];
+  const source = c => c.querySelector('.jp-InputArea-editor').textContent;
+  const pictures = [];
+  for (const c of cells) for (const img of c.querySelectorAll('.jp-OutputArea-output img'))
+    pictures.push({source: source(c), shown: img.getBoundingClientRect().width, natural: img.naturalWidth});
+  const first = cells[0] && cells[0].querySelector('.cm-scroller');
+  const wrapped = [];
+  for (const pre of panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"] pre')) {
+    const lines = pre.textContent.replace(/\n$/, '').split('\n').length;
+    const lineHeight = parseFloat(getComputedStyle(pre).lineHeight);
+    const shownLines = Math.round(pre.getBoundingClientRect().height / lineHeight);
+    if (shownLines > lines) wrapped.push({text: pre.textContent.slice(0, 300), lines, shownLines});
+  }
+  return {pictures, firstScroll: first ? first.scrollWidth : 0, firstClient: first ? first.clientWidth : 0, wrapped};
+}"""
+
+# JupyterLab lays out every cell in this test's settings (no virtual scrolling), so each
+# picture's <img> is in the page once the notebook is open; wait until all are loaded
+IMAGES_LOADED_JS = r"""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img')]
+  .every(img => img.complete && img.naturalWidth > 0)"""
+
+
+@pytest.mark.parametrize("language", EDITIONS)
+def test_pictures_are_readable_and_no_line_is_cut_off_or_wrapped(page, language):
+    labels = smallest_label_px(language)
+    print("smallest label in the PNG, px:", {k: round(v, 1) for k, v in labels.items()})
+    small, shrunk, cut, wrapped, seen = [], [], [], [], set()
+    with failure_screenshot(page):
+        for chapter in CHAPTERS:
+            path = EDITIONS[language] + chapter
+            open_notebook(page, path)
+            wait_until(page, IMAGES_LOADED_JS, f"the pictures of {path}", 60)
+            settled(page)
+            shown = page.evaluate(PAGE_JS)
+            for picture in shown["pictures"]:
+                scale = picture["shown"] / picture["natural"]
+                drawn = [name for name, code in DIAGRAMS.items() if code in picture["source"]]
+                if drawn:
+                    seen.add(drawn[0])
+                    on_screen = labels[drawn[0]] * scale
+                    print(f"{path}: {drawn[0]} {picture['natural']} px shown at {picture['shown']:.0f} px, "
+                          f"smallest label {on_screen:.1f} px")
+                    if on_screen < MIN_LABEL_PX:
+                        small.append((path, drawn[0], round(on_screen, 1)))
+                elif scale < 0.999:
+                    shrunk.append((path, picture["source"][:80], picture["natural"], round(picture["shown"])))
+            if shown["firstScroll"] > shown["firstClient"]:
+                cut.append((path, shown["firstScroll"], shown["firstClient"]))
+            wrapped += [(path, w) for w in shown["wrapped"]]
+            if chapter.startswith("07"):
+                page.locator(".jp-CodeCell", has_text="kv_cache_diagram(").locator("img").first.scroll_into_view_if_needed()
+                settled(page)
+                page.screenshot(path=str(ARTIFACTS / f"layout_kv_cache_{language}.png"))
+            if chapter.startswith("03"):
+                page.screenshot(path=str(ARTIFACTS / f"layout_map_{language}.png"))
+    assert seen == set(DIAGRAMS), f"pictures not found in the {language} notebooks: {set(DIAGRAMS) - seen}"
+    assert not small, f"labels smaller than {MIN_LABEL_PX} px on screen: {small}"
+    assert not shrunk, f"pictures shrunk to fit the notebook: {shrunk}"
+    assert not cut, f"a first cell's line is cut off at the right edge (editor width, its content's): {cut}"
+    assert not wrapped, f"printed lines wrapped at the notebook's width: {wrapped}"
+
+
+# The top of the cell with id `id` of the shown notebook `path`, against its scroller
+# (0 … height: in view); null until that notebook is the current tab.
+CELL_IN_VIEW_JS = r"""([path, id]) => {
+  const w = window.jupyterapp.shell.currentWidget;
+  if (!w || !w.context || w.context.path !== path || !w.content) return null;
+  const cell = w.content.widgets.find(c => c.model.id === id);
+  if (!cell || !cell.node.isConnected) return null;
+  const scroller = w.content.node;
+  const top = cell.node.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+  return {top: Math.round(top), height: scroller.clientHeight};
+}"""
+
+
+def click_solution_link(page, chapter_path: str, name: str) -> None:
+    page.evaluate("(path) => { const w = [...window.jupyterapp.shell.widgets('main')].find("
+                  "w => w.context && w.context.path === path); window.jupyterapp.shell.activateById(w.id); }",
+                  chapter_path)
+    link = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedMarkdown a[href$='#cell-id={name}']").first
+    link.scroll_into_view_if_needed()
+    link.click()
+
+
+@pytest.mark.parametrize("language", EDITIONS)
+def test_one_click_on_an_exercise_link_lands_on_its_solution(page, language):
+    from course_lib.exercises import EXERCISES
+
+    chapter = "07_sampling.ipynb"
+    chapter_path = EDITIONS[language] + chapter
+    solutions = EDITIONS[language] + "solutions/07_sampling_solutions.ipynb"
+    names = [name for name, (c, _) in EXERCISES.items() if c == "07"]
+    with failure_screenshot(page):
+        open_notebook(page, chapter_path)
+        # the first exercise's link opens the solutions notebook; every later one finds it open
+        for name in [names[0]] + names[1:][::-1]:
+            click_solution_link(page, chapter_path, name)
+            where_js = f"({CELL_IN_VIEW_JS})({json.dumps([solutions, name])})"
+            wait_until(page, f"() => {{ const w = {where_js}; return !!w && w.top >= -2 && w.top < w.height * 0.75; }}",
+                       f"{name}'s solution in view in {solutions} after one click on its link", 30)
+            print(f"{chapter_path} → {solutions}#cell-id={name}: {page.evaluate(CELL_IN_VIEW_JS, [solutions, name])}")
+        settled(page)
+        page.screenshot(path=str(ARTIFACTS / f"solution_link_{language}.png"))
