@@ -23,7 +23,7 @@ from course_lib.ui.strings import STRINGS
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"en": ROOT / "docs" / "pipeline.svg", "zh": ROOT / "docs" / "pipeline.zh-CN.svg"}
 
-BOX_W, BOX_H, STEP = 126, 92, 140          # px: a stage's box, and the distance between two columns
+BOX_W, BOX_H, STEP = 144, 92, 156          # px: a stage's box, and the distance between two columns
 ROW_Y = 70                                  # the top of the main row's boxes
 TITLE, SMALL = 15, 13                       # font sizes (px): at GitHub's ~880 px README width, ≥ 10 px
 FONT = "DejaVu Sans, Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
