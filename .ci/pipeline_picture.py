@@ -23,7 +23,7 @@ from course_lib.ui.strings import STRINGS
 ROOT = Path(__file__).resolve().parent.parent
 FILES = {"en": ROOT / "docs" / "pipeline.svg", "zh": ROOT / "docs" / "pipeline.zh-CN.svg"}
 
-BOX_W, BOX_H, STEP = 144, 92, 156          # px: a stage's box, and the distance between two columns
+BOX_W, BOX_H, STEP = 126, 92, 140          # px: a stage's box, and the distance between two columns
 ROW_Y = 70                                  # the top of the main row's boxes
 TITLE, SMALL = 15, 13                       # font sizes (px): at GitHub's ~880 px README width, ≥ 10 px
 FONT = "DejaVu Sans, Noto Sans CJK SC, Noto Sans SC, Microsoft YaHei, PingFang SC, sans-serif"
@@ -44,10 +44,12 @@ def text_width(words: str, size: int, bold: bool = False) -> float:
 
 
 def wrap(words: str, size: int, bold: bool = False) -> list[str]:
-    """One line, or two when one would not fit the box: split at a space or after CJK
+    """The label's own lines where it has them; else one line, or two when one would not fit the box: split at a space or after CJK
     punctuation where both lines fit, else between two CJK characters; of those, where the
     longer line is shortest."""
     fits = lambda line: text_width(line, size, bold) <= BOX_W - 10          # noqa: E731
+    if "\n" in words:                      # the label's own line break (the notebooks' map keeps it too)
+        return words.split("\n")
     if fits(words):
         return [words]
     cuts = [(words[:i], words[i + 1:]) for i, ch in enumerate(words) if ch == " "]
