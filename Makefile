@@ -154,11 +154,13 @@ test: $(TEST_STAMP)
 	exit $$status
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part
-# of `make test`. README, "Versions" and "Install where you already are".
-#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, Python 3.13
-#     (Debian trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each
-#     running the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of
-#     them; at nice 19, so that other work on the machine goes first)
+# of `make test`. docs/install.md, "The matrix".
+#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, 3.13 and 3.14
+#     (Debian trixie and forky roots; needs root), Debian 12's own python3 through `make setup`,
+#     a venv made by uv, a learner's existing torch 2.14.1 + numpy 2.3.5, and `make test` by an
+#     unprivileged user in a read-only checkout, each running the unit tests and nbval
+#     (.ci/matrix.sh; MATRIX_ENVS="lock debian12" runs some of them; at nice 19, so that other
+#     work on the machine goes first)
 #   test-wheel: the built wheel alone, in a fresh venv outside the checkout: every offline
 #     figure, and nbval on every notebook
 #   test-binder: repo2docker's locked base environment + environment.yml + postBuild, then
