@@ -308,3 +308,17 @@ def test_make_checks_the_python_before_the_venv_and_pip(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith("the course needs Python 3.11 or newer; python3 is ")
     assert "make setup PYTHON=/path/to/python3.11" in done.stderr
+
+
+def test_the_matrix_knows_every_row_and_tables_each():
+    """`make test-matrix MATRIX_ENVS=...` accepts each row name, and summary.md lists every row."""
+    script = (ROOT / ".ci" / "matrix.sh").read_text(encoding="utf-8")
+    rows = re.search(r'^ALL_ENVS="([^"]+)"$', script, re.M).group(1).split()
+    assert rows == ["lock", "oldest", "newest", "py312", "py313", "py314", "debian12", "uv", "existing",
+                    "nonroot-readonly"]
+    dispatch = script[script.index("for env in $ENVS; do"):]
+    for row in rows:
+        assert re.search(rf"(^|[ ;]){re.escape(row)}\) ", dispatch, re.M), row
+    assert 'for env in $ALL_ENVS; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done' in script
+    # the row's date and the commit it cloned
+    assert 'print(f"| {env} | {vers} | {day} ({commit}) |' in script
