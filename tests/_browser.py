@@ -8,7 +8,6 @@ notebook with JupyterLab's own ``docmanager:open`` command instead of reloading 
 import http.cookiejar
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only checkout
+from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -360,8 +360,8 @@ def copy_notebooks(root: Path) -> None:
     their links open (solutions/, zh/solutions/)."""
     root.mkdir()
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        shutil.copy(notebook, root / notebook.name)
+        writable_copy(notebook, root / notebook.name)       # JupyterLab saves into them
     if (ROOT / "notebooks" / "solutions").is_dir():
-        shutil.copytree(ROOT / "notebooks" / "solutions", root / "solutions")
+        writable_copy(ROOT / "notebooks" / "solutions", root / "solutions")
     if (ROOT / "notebooks" / "zh").is_dir():
-        shutil.copytree(ROOT / "notebooks" / "zh", root / "zh")
+        writable_copy(ROOT / "notebooks" / "zh", root / "zh")
