@@ -193,7 +193,7 @@ def dry_run(target: str, tmp_path: Path, stamps=(), variables=()) -> str:
         (tmp_path / ".venv").mkdir(exist_ok=True)
         (tmp_path / ".venv" / stamp).touch()
         os.utime(tmp_path / ".venv" / stamp, (later + i, later + i))
-    return subprocess.run(["make", "-n", target, *variables], cwd=tmp_path, capture_output=True,
+    return subprocess.run(["make", "--no-print-directory", "-n", target, *variables], cwd=tmp_path, capture_output=True,
                           text=True, check=True).stdout
 
 
