@@ -5,9 +5,12 @@
 # pyproject.toml or .ci/constraints.txt changes; every package is held at the version in
 # .ci/constraints.txt.
 PYTHON ?= python3
-# Optional: a pip index that serves CPU-only torch wheels, for a smaller download on Linux
-# (see README). Empty: pip's usual configuration.
-TORCH_INDEX ?=
+# Where torch comes from (docs/install.md). On Linux: PyTorch's CPU-only index, for torch alone
+# (PyPI's Linux torch is the CUDA build, several GB); if that index does not answer within a few
+# seconds, one line says so and torch comes from PyPI (.ci/torch_index.py). Elsewhere, and with
+# TORCH_INDEX= (empty) or TORCH_INDEX=pypi: pip's usual configuration. TORCH_INDEX=<url>: that index.
+TORCH_CPU_INDEX := https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?= $(if $(filter Linux,$(shell uname -s)),$(TORCH_CPU_INDEX))
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-runtime
@@ -39,8 +42,10 @@ PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
 # 162 s spinning, 130 s sleeping on 2 cores of an AMD EPYC). Passive threads sleep at once; which
 # threads run a kernel, and so every value, stays the same. Only the test run sets it.
 PASSIVE := OMP_WAIT_POLICY=PASSIVE
-# JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them
-RUN := artifacts/test-run
+# JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them.
+# Empty: artifacts/test-run, or, where the course folder is read-only (a shared install), a new
+# folder under $TMPDIR (make test names it; the tests' own files go beside it: tests/_artifacts.py)
+RUN ?=
 # The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local
 # copy hidden (the unit tests do see it).
 NO_WEIGHTS := env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE="$$(mktemp -d)"
@@ -61,12 +66,22 @@ SCALAR_NB_SKIP := --ignore=notebooks/zh
 
 .PHONY: setup setup-test lab lab-zh stop my-copy refresh-copy test test-matrix test-wheel test-binder
 
-PIP_INSTALL = $(BIN)/python -m pip install $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) -c .ci/constraints.txt
+PIP_INSTALL = $(BIN)/python -m pip install -c .ci/constraints.txt
+# pyproject.toml's requires-python, checked before any venv or pip (tests/test_environment.py)
+# (no f-string: an old Python must get as far as the message)
+PYTHON_CHECK = import sys; sys.exit(0 if sys.version_info >= (3, 11) else \
+	"the course needs Python 3.11 or newer; $(PYTHON) is %d.%d.%d. " % sys.version_info[:3] + \
+	"Name a newer one: make setup PYTHON=/path/to/python3.11")
 
-# the runtime: what a learner needs to read and run the notebooks
+# the runtime: what a learner needs to read and run the notebooks. torch first, on its own, from
+# TORCH_INDEX if it answers (--no-deps: its dependencies come with the rest, from PyPI); then
+# everything else, torch already there.
 $(STAMP): pyproject.toml .ci/constraints.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "the course needs Python 3.11 or newer (pyproject.toml: requires-python)")'
+	@$(PYTHON) -c '$(PYTHON_CHECK)'
 	$(PYTHON) -m venv $(VENV)
+	@index=$$($(BIN)/python .ci/torch_index.py "$(TORCH_INDEX)"); \
+	if [ -n "$$index" ]; then echo "torch from $$index"; \
+		$(PIP_INSTALL) --no-deps --index-url "$$index" torch || exit 1; fi
 	$(PIP_INSTALL) -e .
 	touch $(STAMP)
 
@@ -141,32 +156,41 @@ refresh-copy:
 test: $(TEST_STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
 	@$(BIN)/python -c "import matplotlib.font_manager"
-	@rm -rf $(RUN) && mkdir -p $(RUN)
-	@status=0; \
+	@run="$(RUN)"; \
+	if [ -z "$$run" ]; then \
+		if mkdir -p artifacts 2>/dev/null && [ -w artifacts ]; then run=artifacts/test-run; \
+		else base=$$(mktemp -d "$${TMPDIR:-/tmp}/course-test.XXXXXX") || exit 1; \
+			run=$$base/artifacts/test-run; export COURSE_ARTIFACTS=$$base/artifacts; \
+			echo "the course folder is read-only: this run's files go to $$base/artifacts"; fi; \
+	fi; \
+	rm -rf "$$run" && mkdir -p "$$run" && run=$$(cd "$$run" && pwd) || exit 1; \
+	status=0; \
 	echo "== 1/4 unit tests"; \
-	$(PASSIVE) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-unit.log \
-		$(PYTEST) --durations=15 -m "not install" --junitxml=$(RUN)/unit.xml tests || status=1; \
+	$(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-unit.log \
+		$(PYTEST) --durations=15 -m "not install" --junitxml=$$run/unit.xml tests || status=1; \
 	echo "== 2/4 notebooks (nbval)"; \
-	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-nbval.log \
-		$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/nbval.xml notebooks || status=1; \
+	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
+		$(PYTEST_NB) $(NBVAL) --junitxml=$$run/nbval.xml notebooks || status=1; \
 	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
-		$(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-unit.log \
-			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$(RUN)/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
+		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
+			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
 		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
-		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$(CURDIR)/$(RUN)/figures-scalar-nbval.log \
-			$(PYTEST_NB) $(NBVAL) --junitxml=$(RUN)/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks || status=1; \
+		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-nbval.log \
+			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks || status=1; \
 	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
 	echo "== summary"; \
-	$(BIN)/python .ci/summary.py $(RUN) || status=1; \
+	$(BIN)/python .ci/summary.py "$$run" || status=1; \
 	exit $$status
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part
-# of `make test`. docs/install.md, "Versions" and "Install where you already are".
-#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, Python 3.13
-#     (Debian trixie root; needs root) and a learner's existing torch 2.14.1 + numpy 2.3.5, each
-#     running the unit tests and nbval (.ci/matrix.sh; MATRIX_ENVS="lock oldest" runs some of
-#     them; at nice 19, so that other work on the machine goes first)
+# of `make test`. docs/install.md, "The matrix".
+#   test-matrix: the lock, the oldest supported set, the newest on PyPI, Python 3.12, 3.13 and 3.14
+#     (Debian trixie and forky roots; needs root), Debian 12's own python3 through `make setup`,
+#     a venv made by uv, a learner's existing torch 2.14.1 + numpy 2.3.5, and `make test` by an
+#     unprivileged user in a read-only checkout, each running the unit tests and nbval
+#     (.ci/matrix.sh; MATRIX_ENVS="lock debian12" runs some of them; at nice 19, so that other
+#     work on the machine goes first)
 #   test-wheel: the built wheel alone, in a fresh venv outside the checkout: every offline
 #     figure, and nbval on every notebook
 #   test-binder: repo2docker's locked base environment + environment.yml + postBuild, then

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# make test-matrix: the version ranges of pyproject.toml, proven. Each environment below is made
-# fresh from a clone of the committed HEAD, then runs the unit tests (the browser tests aside)
-# and nbval on every notebook (both editions and the solutions), strict, as `make test` does.
+# make test-matrix: the version ranges of pyproject.toml, and the Pythons and install paths people
+# have, proven. Each environment below is made fresh from a clone of the committed HEAD, then
+# runs the unit tests (the browser tests aside) and nbval on every notebook (both editions and the
+# solutions), strict, as `make test` does.
 #
-#   .ci/matrix.sh [ENV ...]        ENV: lock oldest newest py312 py313 existing (default: all six)
+#   .ci/matrix.sh [ENV ...]        ENV: the names below (default: all of them)
 #
 #   lock      Python 3.11, every package at its version in .ci/constraints.txt
 #   oldest    Python 3.11, every direct dependency (runtime and test extras) at the lower bound
@@ -12,26 +13,35 @@
 #             which caps torch on the course machines, is set aside for this one install)
 #   py312     Python 3.12 (python3.12 on PATH, else pyenv's; PY312=/path/to/python3.12 to choose),
 #             the lock's versions
-#   py313     Python 3.13 in a Debian trixie root made with debootstrap (native, no emulation;
-#             needs root), the lock's versions
+#   py313     Python 3.13 in a Debian trixie root, the lock's versions
+#   py314     Python 3.14 in a Debian forky root, the lock's versions
+#   debian12  Debian 12's own python3 (3.11.2) in a bookworm root: `make setup PYTHON=/usr/bin/python3`
+#             and `make setup-test` as a learner runs them, then the tests in that .venv
+#   uv        a venv made by uv (no pip in it): `uv venv`, torch as the Makefile takes it, then
+#             `uv pip install -c .ci/constraints.txt -e ".[test]"`; uv itself in a venv of its own
 #   existing  Python 3.11 that already holds torch 2.14.1 and numpy 2.3.5 (as Colab, Kaggle or
 #             a conda env does); `pip install -e ".[check]"` without the lock must keep both
 #             and download no torch; then the same tests
+#   nonroot-readonly  an instructor's shared install: `make setup-test` by root, then the checkout
+#             made read-only (chmod -R a-w) and `make test` (all four stages) run there by an
+#             unprivileged user (NONROOT_USER, default probeuser) with a fresh HOME; the Python
+#             must be one that user can read (NONROOT_PY, default /usr/bin/python3)
 #
-# Installs go to $MATRIX_DIR (default /var/tmp/course-matrix), outside the checkout, with one
-# shared pip cache: torch's Linux x86-64 wheels on PyPI are the CUDA build, and importing one
-# needs its nvidia-* libraries (measured: `--no-deps` plus the pure-Python deps fails with
-# "libcudnn.so.9: cannot open shared object file"), so each torch version's ~3 GB is
-# downloaded once and then served from the cache (and cp311/cp313 share the nvidia wheels).
-# Logs and one result line per environment: artifacts/matrix/ (summary.md is the README table).
+# The Debian roots (py313, py314, debian12) are made with debootstrap under $MATRIX_DIR (native,
+# no emulation; needs root) and reused. Installs go to $MATRIX_DIR (default /var/tmp/course-matrix),
+# outside the checkout, with one shared pip cache: torch's Linux x86-64 wheels on PyPI are the
+# CUDA build, and importing one needs its nvidia-* libraries (measured: `--no-deps` plus the
+# pure-Python deps fails with "libcudnn.so.9: cannot open shared object file"), so each torch
+# version's ~3 GB is downloaded once and then served from the cache.
+# Logs and one result line per environment: artifacts/matrix/ (summary.md is the docs' table).
 set -uo pipefail
 PROJECT="$(cd "$(dirname "$0")/.." && pwd)"
 MATRIX_DIR="${MATRIX_DIR:-/var/tmp/course-matrix}"
 OUT="$PROJECT/artifacts/matrix"
-TRIXIE="${TRIXIE_ROOT:-$MATRIX_DIR/trixie-root}"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PY311="${PY311:-python3.11}"
-ENVS="${*:-lock oldest newest py312 py313 existing}"
+ALL_ENVS="lock oldest newest py312 py313 py314 debian12 uv existing nonroot-readonly"
+ENVS="${*:-$ALL_ENVS}"
 mkdir -p "$MATRIX_DIR/pip-cache" "$OUT"
 export PIP_CACHE_DIR="$MATRIX_DIR/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
 COMMIT=$(git -C "$PROJECT" rev-parse --short HEAD)
@@ -161,69 +171,157 @@ existing_env() {
   finish_row existing "$(versions "$d/venv/bin/python")" "$d"
 }
 
-# ---- Python 3.13: a Debian trixie root -----------------------------------------------------
-inroot() {  # inroot COMMAND...: run inside the trixie root, clean environment
-  chroot "$TRIXIE" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+# ---- Debian roots: trixie (py313), forky (py314), bookworm (debian12) ------------------------
+ROOT_DIR=""          # the root the commands below act on (set by enter_root)
+inroot() {  # inroot COMMAND...: run inside $ROOT_DIR, clean environment
+  chroot "$ROOT_DIR" /usr/bin/env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin \
     PIP_CERT=/etc/ssl/certs/host-ca-bundle.crt PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT=180 \
-    PIP_CACHE_DIR=/var/cache/pip PIP_PROGRESS_BAR=off "$@"
+    PIP_CACHE_DIR=/var/cache/pip PIP_PROGRESS_BAR=off ${ROOT_FIND_LINKS:+PIP_FIND_LINKS="$ROOT_FIND_LINKS"} "$@"
 }
 unmount_root() {
-  for m in var/cache/pip opt/local-wheels dev/pts dev sys proc ""; do
-    mountpoint -q "$TRIXIE/$m" 2>/dev/null && umount "$TRIXIE/$m"
+  [ -n "$ROOT_DIR" ] || return 0
+  for m in opt/local-wheels/more opt/local-wheels/wheels var/cache/pip dev/pts dev sys proc ""; do
+    mountpoint -q "$ROOT_DIR/$m" 2>/dev/null && umount "$ROOT_DIR/$m"
   done
+  ROOT_DIR=""
 }
-py313_env() {
-  [ "$(id -u)" = 0 ] || { log "py313: needs root (debootstrap, chroot)"; return 1; }
-  if [ ! -x "$TRIXIE/usr/bin/python3.13" ]; then
-    log "py313: debootstrap trixie $TRIXIE"
-    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,git,make \
-      trixie "$TRIXIE" "$MIRROR" > "$OUT/py313-debootstrap.log" 2>&1 || { log "py313: debootstrap FAILED"; return 1; }
+# enter_root ENV SUITE: debootstrap SUITE under $MATRIX_DIR once (kept for later runs), mount what
+# the tests need, clone the project to /root/course in it
+enter_root() {
+  local env=$1 suite=$2 script=""
+  [ "$(id -u)" = 0 ] || { log "$env: needs root (debootstrap, chroot)"; echo "| $env | did not run: needs root | | |" > "$OUT/$env.row"; return 1; }
+  ROOT_DIR="$MATRIX_DIR/$suite-root"
+  [ "$suite" = forky ] && script=/usr/share/debootstrap/scripts/sid     # sid's script serves forky
+  if [ ! -x "$ROOT_DIR/usr/bin/python3" ]; then
+    log "$env: debootstrap $suite $ROOT_DIR"
+    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,git,make,$(cat "$PROJECT/apt.txt" | tr '\n' ',' | sed 's/,$//') \
+      "$suite" "$ROOT_DIR" "$MIRROR" $script > "$OUT/$env-debootstrap.log" 2>&1 \
+      || { log "$env: debootstrap FAILED (see $OUT/$env-debootstrap.log)"; echo "| $env | install failed: debootstrap | | |" > "$OUT/$env.row"; ROOT_DIR=""; return 1; }
   fi
+  # a suite still in the making (forky) publishes a Release file whose Valid-Until has passed
+  echo 'Acquire::Check-Valid-Until "false";' > "$ROOT_DIR/etc/apt/apt.conf.d/99course-matrix"
   trap unmount_root EXIT
   # the root a mount of its own, as in a container: the grader's private /tmp makes "/" private
   # in its mount namespace, which needs "/" to be a mount point (in a bare chroot it is not)
-  mountpoint -q "$TRIXIE" || mount --bind "$TRIXIE" "$TRIXIE"
-  mountpoint -q "$TRIXIE/proc" || mount -t proc proc "$TRIXIE/proc"
-  mountpoint -q "$TRIXIE/sys" || mount -t sysfs sys "$TRIXIE/sys"
-  mountpoint -q "$TRIXIE/dev" || mount --bind /dev "$TRIXIE/dev"
-  mountpoint -q "$TRIXIE/dev/pts" || mount --bind /dev/pts "$TRIXIE/dev/pts"
-  mkdir -p "$TRIXIE/var/cache/pip" && { mountpoint -q "$TRIXIE/var/cache/pip" || mount --bind "$PIP_CACHE_DIR" "$TRIXIE/var/cache/pip"; }
-  cp /etc/resolv.conf "$TRIXIE/etc/resolv.conf"
-  cp /etc/ssl/certs/ca-certificates.crt "$TRIXIE/etc/ssl/certs/host-ca-bundle.crt"
+  mountpoint -q "$ROOT_DIR" || mount --bind "$ROOT_DIR" "$ROOT_DIR"
+  mountpoint -q "$ROOT_DIR/proc" || mount -t proc proc "$ROOT_DIR/proc"
+  mountpoint -q "$ROOT_DIR/sys" || mount -t sysfs sys "$ROOT_DIR/sys"
+  mountpoint -q "$ROOT_DIR/dev" || mount --bind /dev "$ROOT_DIR/dev"
+  mountpoint -q "$ROOT_DIR/dev/pts" || mount --bind /dev/pts "$ROOT_DIR/dev/pts"
+  mkdir -p "$ROOT_DIR/var/cache/pip" && { mountpoint -q "$ROOT_DIR/var/cache/pip" || mount --bind "$PIP_CACHE_DIR" "$ROOT_DIR/var/cache/pip"; }
+  cp /etc/resolv.conf "$ROOT_DIR/etc/resolv.conf"
+  cp /etc/ssl/certs/ca-certificates.crt "$ROOT_DIR/etc/ssl/certs/host-ca-bundle.crt"
+  # this machine's copies of PyPI wheels (torch's CPU build, nvidia-*), if it has them: no second download
+  ROOT_FIND_LINKS=""
+  local host name
+  for host in /opt/wheels:wheels /opt/pypi-more/files:more; do
+    name=${host#*:}; host=${host%%:*}
+    [ -d "$host" ] || continue
+    mkdir -p "$ROOT_DIR/opt/local-wheels/$name"
+    mountpoint -q "$ROOT_DIR/opt/local-wheels/$name" || mount --bind -o ro "$host" "$ROOT_DIR/opt/local-wheels/$name"
+    ROOT_FIND_LINKS="$ROOT_FIND_LINKS /opt/local-wheels/$name"
+  done
+  ROOT_FIND_LINKS=${ROOT_FIND_LINKS# }
   # make (tests/test_environment.py dry-runs the Makefile) and the fonts of apt.txt (plots)
   if ! inroot sh -c "command -v make && dpkg -s $(echo $(cat "$PROJECT/apt.txt"))" > /dev/null 2>&1; then
-    log "py313: apt-get install make $(echo $(cat "$PROJECT/apt.txt"))"
+    log "$env: apt-get install make $(echo $(cat "$PROJECT/apt.txt"))"
     inroot sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq make $(echo $(cat "$PROJECT/apt.txt"))" \
-      > "$OUT/py313-apt.log" 2>&1 || { log "py313: apt-get FAILED"; return 1; }
+      > "$OUT/$env-apt.log" 2>&1 || { log "$env: apt-get FAILED"; return 1; }
   fi
-  local local_wheels=""
-  if [ -d /opt/pypi-more/files ]; then   # this machine's copies of PyPI wheels (nvidia-*): no second download
-    mkdir -p "$TRIXIE/opt/local-wheels"
-    mountpoint -q "$TRIXIE/opt/local-wheels" || mount --bind -o ro /opt/pypi-more/files "$TRIXIE/opt/local-wheels"
-    local_wheels="--find-links /opt/local-wheels"
-  fi
-  rm -rf "$TRIXIE/root/course" "$TRIXIE/opt/venv313" "$TRIXIE/root/xml" && mkdir -p "$TRIXIE/root/xml"
-  git clone -q "$PROJECT" "$TRIXIE/root/course" && echo "$TRIXIE/root/course" > "$OUT/py313.src"
-  log "py313: $(inroot python3 --version); pip install -c .ci/constraints.txt -e .[test]"
-  inroot sh -c "python3 -m venv /opt/venv313 && cd /root/course && /opt/venv313/bin/python -m pip install \
-      $local_wheels -c .ci/constraints.txt -e '.[test]'" > "$OUT/py313-pip.log" 2>&1 \
-    || { log "py313: pip install FAILED (see $OUT/py313-pip.log)"; echo "| py313 | install failed | | |" > "$OUT/py313.row"; return 1; }
-  run_tests py313 /opt/venv313/bin/python /root/course /root/xml inroot
-  finish_row py313 "$(versions inroot /opt/venv313/bin/python)" "$TRIXIE/root/xml"
+  rm -rf "$ROOT_DIR/root/course" "$ROOT_DIR/opt/venv" "$ROOT_DIR/root/xml" && mkdir -p "$ROOT_DIR/root/xml"
+  git clone -q "$PROJECT" "$ROOT_DIR/root/course" && echo "$ROOT_DIR/root/course" > "$OUT/$env.src"
+}
+
+root_python_env() {  # root_python_env ENV SUITE: the root's python3, a venv, the lock
+  local env=$1
+  enter_root "$@" || { unmount_root; return 1; }
+  log "$env: $(inroot python3 --version); pip install -c .ci/constraints.txt -e .[test]"
+  inroot sh -c "python3 -m venv /opt/venv && cd /root/course && /opt/venv/bin/python -m pip install \
+      -c .ci/constraints.txt -e '.[test]'" > "$OUT/$env-pip.log" 2>&1 \
+    || { log "$env: pip install FAILED (see $OUT/$env-pip.log)"; echo "| $env | install failed | | |" > "$OUT/$env.row"; unmount_root; return 1; }
+  run_tests "$env" /opt/venv/bin/python /root/course /root/xml inroot
+  finish_row "$env" "$(versions inroot /opt/venv/bin/python)" "$ROOT_DIR/root/xml"
   unmount_root; trap - EXIT
+}
+
+debian12_env() {  # the learner's path on Debian 12, with its own python3: make setup, then make setup-test
+  enter_root debian12 bookworm || { unmount_root; return 1; }
+  log "debian12: $(inroot /usr/bin/python3 --version); make setup PYTHON=/usr/bin/python3"
+  inroot sh -c "cd /root/course && make setup PYTHON=/usr/bin/python3" > "$OUT/debian12-setup.log" 2>&1 \
+    || { log "debian12: make setup FAILED (see $OUT/debian12-setup.log)"; echo "| debian12 | install failed: make setup | | |" > "$OUT/debian12.row"; unmount_root; return 1; }
+  log "debian12: make setup: $(grep -E '^torch' "$OUT/debian12-setup.log" | head -n 1) | $(tail -n 1 "$OUT/debian12-setup.log")"
+  inroot sh -c "cd /root/course && make setup-test PYTHON=/usr/bin/python3" > "$OUT/debian12-setup-test.log" 2>&1 \
+    || { log "debian12: make setup-test FAILED"; echo "| debian12 | install failed: make setup-test | | |" > "$OUT/debian12.row"; unmount_root; return 1; }
+  run_tests debian12 /root/course/.venv/bin/python /root/course /root/xml inroot
+  finish_row debian12 "$(versions inroot /root/course/.venv/bin/python)" "$ROOT_DIR/root/xml"
+  unmount_root; trap - EXIT
+}
+
+# ---- uv: a venv without pip ------------------------------------------------------------------
+uv_env() {
+  local dir="$MATRIX_DIR/uv" tool="$MATRIX_DIR/uv-tool" links="" index d
+  if [ ! -x "$tool/bin/uv" ]; then     # uv itself, from PyPI, in a venv of its own (not the course's)
+    "$PY311" -m venv "$tool" && "$tool/bin/python" -m pip install -q uv > "$OUT/uv-tool-pip.log" 2>&1 \
+      || { log "uv: installing uv FAILED"; echo "| uv | install failed: uv | | |" > "$OUT/uv.row"; return 1; }
+  fi
+  export UV_CACHE_DIR="$MATRIX_DIR/uv-cache"
+  [ -z "${SSL_CERT_FILE:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ] && export SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt
+  for d in /opt/wheels /opt/pypi-more/files; do [ -d "$d" ] && links="$links --find-links $d"; done   # as for pip above
+  rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src" && echo "$dir/src" > "$OUT/uv.src"
+  log "uv: $("$tool/bin/uv" --version); uv venv; uv pip install -c .ci/constraints.txt -e .[test]"
+  ( cd "$dir/src" && set -e
+    "$tool/bin/uv" venv --python "$PY311" "$dir/venv"
+    # torch as the Makefile takes it: alone, from PyTorch's CPU index when it answers
+    index=$("$dir/venv/bin/python" .ci/torch_index.py https://download.pytorch.org/whl/cpu)
+    if [ -n "$index" ]; then "$tool/bin/uv" pip install --python "$dir/venv/bin/python" --no-deps --index-url "$index" -c .ci/constraints.txt torch; fi
+    "$tool/bin/uv" pip install --python "$dir/venv/bin/python" $links -c .ci/constraints.txt -e ".[test]"
+  ) > "$OUT/uv-pip.log" 2>&1 || { log "uv: install FAILED (see $OUT/uv-pip.log)"; echo "| uv | install failed | | |" > "$OUT/uv.row"; return 1; }
+  "$dir/venv/bin/python" -m pip --version > /dev/null 2>&1 && log "uv: note: the venv has pip"
+  run_tests uv "$dir/venv/bin/python" "$dir/src" "$dir" env PATH="$tool/bin:$PATH"
+  finish_row uv "$(versions "$dir/venv/bin/python") (uv $("$tool/bin/uv" --version | cut -d' ' -f2))" "$dir"
+}
+
+# ---- an instructor's shared install: read-only, not root -------------------------------------
+nonroot_readonly_env() {
+  local dir="$MATRIX_DIR/nonroot-readonly" user="${NONROOT_USER:-probeuser}" py="${NONROOT_PY:-/usr/bin/python3}"
+  local home run status=0 who
+  [ -d "$dir" ] && chmod -R u+w "$dir" 2>/dev/null
+  rm -rf "$dir" && mkdir -p "$dir" && git clone -q "$PROJECT" "$dir/src" && echo "$dir/src" > "$OUT/nonroot-readonly.src"
+  log "nonroot-readonly: make setup-test PYTHON=$py (as $(id -un))"
+  (cd "$dir/src" && make setup-test PYTHON="$py") > "$OUT/nonroot-readonly-pip.log" 2>&1 \
+    || { log "nonroot-readonly: make setup-test FAILED"; echo "| nonroot-readonly | install failed | | |" > "$OUT/nonroot-readonly.row"; return 1; }
+  chmod -R a-w "$dir/src"
+  home=$(mktemp -d)
+  if [ "$(id -u)" = 0 ]; then
+    id "$user" > /dev/null 2>&1 || { log "nonroot-readonly: no user $user (NONROOT_USER=...)"; echo "| nonroot-readonly | did not run: no user $user | | |" > "$OUT/nonroot-readonly.row"; return 1; }
+    chown "$user" "$home"; who=$user
+    log "nonroot-readonly: make test as $who, HOME=$home, the checkout read-only"
+    su "$user" -s /bin/sh -c "cd '$dir/src' && HOME='$home' make test" > "$OUT/nonroot-readonly-test.log" 2>&1 || status=$?
+  else          # already unprivileged: the same, as this user
+    who=$(id -un)
+    log "nonroot-readonly: make test as $who, HOME=$home, the checkout read-only"
+    (cd "$dir/src" && HOME="$home" make test) > "$OUT/nonroot-readonly-test.log" 2>&1 || status=$?
+  fi
+  log "nonroot-readonly: make test (exit $status): $(tail -n 1 "$OUT/nonroot-readonly-test.log")"
+  run=$(sed -n "s/^the course folder is read-only: this run's files go to //p" "$OUT/nonroot-readonly-test.log")
+  [ -n "$run" ] || log "nonroot-readonly: FAILED: make test did not take the read-only checkout's way"
+  finish_row nonroot-readonly "$(versions "$dir/src/.venv/bin/python"); make test as $who, all four stages: \
+$([ "$status" = 0 ] && [ -n "$run" ] && echo passed || echo FAILED)" "$run/test-run"
 }
 
 log "matrix at $COMMIT: $ENVS (installs in $MATRIX_DIR)"
 for env in $ENVS; do
   case $env in
-    lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py312) py312_env ;; py313) py313_env ;; existing) existing_env ;;
-    *) log "unknown environment: $env"; exit 2 ;;
+    lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py312) py312_env ;; existing) existing_env ;;
+    py313) root_python_env py313 trixie ;; py314) root_python_env py314 forky ;; debian12) debian12_env ;;
+    uv) uv_env ;; nonroot-readonly) nonroot_readonly_env ;;
+    *) log "unknown environment: $env (one of: $ALL_ENVS)"; exit 2 ;;
   esac
 done
 {
   echo "| environment | versions | date (commit) | unit tests (browser aside) | nbval cells (both editions + solutions) |"
   echo "|---|---|---|---|---|"
-  for env in lock oldest newest py312 py313 existing; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done
+  for env in $ALL_ENVS; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done
 } > "$OUT/summary.md"
 cat "$OUT/summary.md"
 ! grep -qE "FAILED|did not run|install failed" "$OUT/summary.md"

@@ -8,7 +8,6 @@ notebook with JupyterLab's own ``docmanager:open`` command instead of reloading 
 import http.cookiejar
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -19,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only checkout
+from _copies import writable_copy
+
 ROOT = Path(__file__).resolve().parent.parent
-ARTIFACTS = ROOT / "artifacts"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
@@ -271,7 +272,7 @@ def wait_until(page, condition_js: str, what: str, timeout_s: float = 120.0) -> 
                 f"{why} waiting for {what} (no cell raised; "
                 f"{state['running']} cell(s) still queued or running; last prompt {state['last']!r}; "
                 f"kernel status {state['status']!r}); widget outputs: {state['widgets'] or 'none'}; "
-                f"screenshot: artifacts/browser_timeout.png")
+                f"screenshot: {ARTIFACTS / 'browser_timeout.png'}")
         page.wait_for_timeout(100)
 
 
@@ -310,7 +311,7 @@ def open_and_run_all(page, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "browser_not_started.png"))
     raise AssertionError(f"Run All Cells did not start {name} (no cell queued, kernel never busy), 4 times in 20 s; "
-                         f"screenshot: artifacts/browser_not_started.png")
+                         f"screenshot: {ARTIFACTS / 'browser_not_started.png'}")
 
 
 @contextmanager
@@ -359,8 +360,8 @@ def copy_notebooks(root: Path) -> None:
     their links open (solutions/, zh/solutions/)."""
     root.mkdir()
     for notebook in sorted((ROOT / "notebooks").glob("*.ipynb")):
-        shutil.copy(notebook, root / notebook.name)
+        writable_copy(notebook, root / notebook.name)       # JupyterLab saves into them
     if (ROOT / "notebooks" / "solutions").is_dir():
-        shutil.copytree(ROOT / "notebooks" / "solutions", root / "solutions")
+        writable_copy(ROOT / "notebooks" / "solutions", root / "solutions")
     if (ROOT / "notebooks" / "zh").is_dir():
-        shutil.copytree(ROOT / "notebooks" / "zh", root / "zh")
+        writable_copy(ROOT / "notebooks" / "zh", root / "zh")

@@ -103,21 +103,23 @@ def binder(tmp_path_factory):
     """The replayed image: (its python, the repository folder inside it, the build log)."""
     tmp = tmp_path_factory.mktemp("binder")
     version = locked()["jupyter-repo2docker"]
-    run([sys.executable, "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp / "r2d"),
+    python_version, pip_lines = environment_yml()
+    # the venv that becomes the base environment below; made first, its own pip (from the
+    # standard library's ensurepip) downloads repo2docker: this test's venv may hold no pip (uv)
+    assert f"{sys.version_info.major}.{sys.version_info.minor}" == python_version
+    venv = tmp / "srv" / "conda" / "envs" / "notebook"
+    run([sys.executable, "-m", "venv", str(venv)], timeout=300)
+    python = venv / "bin" / "python"
+    run([str(python), "-m", "pip", "download", "--no-deps", "-q", "-d", str(tmp / "r2d"),
          f"jupyter-repo2docker=={version}"], timeout=600)
     wheel, = (tmp / "r2d").glob("jupyter_repo2docker-*.whl")
-    python_version, pip_lines = environment_yml()
     with zipfile.ZipFile(wheel) as whl:
         lock_text = whl.read(f"repo2docker/buildpacks/conda/environment.py-{python_version}-linux-64.lock").decode()
     base = conda_python_packages(lock_text)
     assert {"jupyterlab", "notebook", "ipykernel", "pip"} <= set(base), sorted(base)
 
-    # 2. the base environment: a venv of this Python (environment.yml's minor version), the
+    # 2. the base environment: that venv (this Python, environment.yml's minor version), the
     #    conda lock's Python packages at their versions, no dependency resolution (as conda did)
-    assert f"{sys.version_info.major}.{sys.version_info.minor}" == python_version
-    venv = tmp / "srv" / "conda" / "envs" / "notebook"
-    run([sys.executable, "-m", "venv", str(venv)], timeout=300)
-    python = venv / "bin" / "python"
     (tmp / "base-env.txt").write_text("".join(f"{n}=={v}\n" for n, v in sorted(base.items())))
     run([str(python), "-m", "pip", "install", "--no-deps", "-q", "-r", str(tmp / "base-env.txt")], timeout=1800)
 

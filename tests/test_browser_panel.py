@@ -38,7 +38,6 @@ start with the server, so neither test waits for a kernel to start.
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -49,6 +48,7 @@ import pytest
 from _browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, GLYPH_JS, ROOT, CellError, broken_copy, copy_notebooks,
                       failure_screenshot, has_text_js, need_browser, open_and_run_all, open_lab, open_notebook,
                       serve_lab, settled, wait_until)
+from _copies import writable_copy
 
 NOTEBOOK = Path(os.environ.get("BROWSER_TEST_NOTEBOOK", ROOT / "notebooks" / "07_sampling.ipynb"))
 BROKEN = "07_sampling_broken_copy.ipynb"          # served beside it: one cell made to fail
@@ -67,7 +67,7 @@ def page(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("lab")
     root = tmp_path / "root"
     copy_notebooks(root)
-    shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    writable_copy(NOTEBOOK, root / NOTEBOOK.name)
     broken_copy(NOTEBOOK, root / BROKEN)
     with serve_lab(root, tmp_path / "home", kernels_for=[NOTEBOOK.name, BROKEN, ZH07]) as ready, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)

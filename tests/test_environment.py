@@ -1,13 +1,20 @@
 """pyproject.toml's ranges, the one lock (.ci/constraints.txt), Binder's environment.yml and
 postBuild, and the CI script agree and stay installable (issue 21: ranges proven by
 `make test-matrix`, exact versions only in the lock)."""
+import importlib.metadata
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+
+from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 LOCK = ROOT / ".ci" / "constraints.txt"
@@ -65,6 +72,58 @@ def test_the_lock_holds_every_direct_dependency_exactly_and_inside_its_range():
         text = "\n".join(line for line in (ROOT / name).read_text(encoding="utf-8").splitlines()
                          if not line.lstrip().startswith("#"))
         assert not re.search(r"[A-Za-z0-9]==\d", text), name
+
+
+def oldest_python() -> Version:
+    """The oldest Python pyproject.toml declares: '>=3.11' is 3.11.0."""
+    floor = re.fullmatch(r">=(\d+\.\d+(?:\.\d+)?)", project()["requires-python"])
+    assert floor, project()["requires-python"]
+    return Version(floor.group(1))
+
+
+def requires_python() -> dict:
+    """{'soupsieve': ('2.10', '>=3.10'), ...} from .ci/requires-python.txt (.ci/lock_python.py)."""
+    found = {}
+    for line in (ROOT / ".ci" / "requires-python.txt").read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            pin, _, spec = line.partition(" ")
+            name, version = pin.split("==")
+            found[normal(name)] = (version, spec.strip())
+    return found
+
+
+def test_every_locked_package_installs_on_the_oldest_python_declared():
+    """Debian 12's own python3 is 3.11.2: a locked version wanting 3.11.5 (soupsieve 3 and 4 do)
+    would make `make setup` fail there with ResolutionImpossible."""
+    lock, table = locked(), requires_python()
+    assert {name: version for name, (version, _) in table.items()} == lock, (
+        ".ci/requires-python.txt is not the lock's: run python .ci/lock_python.py")
+    oldest = oldest_python()
+    assert oldest == Version("3.11.0")
+    too_new = {name: spec for name, (_, spec) in table.items()
+               if not SpecifierSet(spec).contains(oldest, prereleases=True)}
+    assert not too_new, f"these locked versions refuse Python {oldest}: {too_new}"
+
+
+def test_the_requires_python_table_is_what_the_installed_packages_say():
+    """The table is the packages' own word: every installed package at its locked version
+    declares the same Requires-Python. In the lock's own environment that is every locked
+    package installed here (make installs neither notebook nor jupyter-repo2docker, and some
+    come only on some Pythons: overrides below 3.12)."""
+    lock, table = locked(), requires_python()
+    checked = set()
+    for dist in importlib.metadata.distributions():
+        name = normal(dist.metadata["Name"])
+        if name in lock and Version(dist.version).public == Version(lock[name]).public:
+            declared = dist.metadata.get("Requires-Python") or ""
+            assert SpecifierSet(declared) == SpecifierSet(table[name][1]), (name, declared, table[name])
+            checked.add(name)
+    if importlib.metadata.version("torch").split("+")[0] == lock["torch"] and \
+            importlib.metadata.version("numpy") == lock["numpy"]:            # the lock's environment
+        assert len(checked) > len(lock) // 2, sorted(checked)
+        for name in set(lock) - checked:                    # not installed at all, or at another version
+            with pytest.raises(importlib.metadata.PackageNotFoundError):
+                importlib.metadata.version(name)
 
 
 def test_environment_yml_installs_the_course_from_the_lock():
@@ -128,19 +187,17 @@ def dry_run(target: str, tmp_path: Path, stamps=(), variables=()) -> str:
     """``make -n target`` in a copy of the Makefile and what it depends on, with the given
     stamp files present (newer than pyproject.toml): the commands make would run."""
     import os
-    import shutil
-    import subprocess
     import time
 
     for name in ["Makefile", "pyproject.toml", ".ci/constraints.txt"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(ROOT / name, tmp_path / name)
+        writable_copy(ROOT / name, tmp_path / name)             # a read-only checkout's files are read-only
     later = time.time() + 10
     for i, stamp in enumerate(stamps):
         (tmp_path / ".venv").mkdir(exist_ok=True)
         (tmp_path / ".venv" / stamp).touch()
         os.utime(tmp_path / ".venv" / stamp, (later + i, later + i))
-    return subprocess.run(["make", "-n", target, *variables], cwd=tmp_path, capture_output=True,
+    return subprocess.run(["make", "--no-print-directory", "-n", target, *variables], cwd=tmp_path, capture_output=True,
                           text=True, check=True).stdout
 
 
@@ -153,8 +210,9 @@ def test_runtime_dependencies_hold_no_test_package():
 def test_make_lab_installs_the_runtime_only(tmp_path):
     commands = dry_run("lab", tmp_path)
     installs = [line for line in commands.splitlines() if "pip install" in line]
-    assert len(installs) == 1, commands
-    assert "-c .ci/constraints.txt" in installs[0] and installs[0].rstrip().endswith("-e ."), installs
+    assert len(installs) == 2, commands                     # torch on its own, then the course
+    assert all("-c .ci/constraints.txt" in line for line in installs), installs
+    assert installs[0].rstrip().endswith("torch || exit 1; fi") and installs[1].rstrip().endswith("-e ."), installs
     assert "[test]" not in commands
     assert "jupyter lab" in commands
 
@@ -166,6 +224,7 @@ def test_make_test_after_make_lab_adds_the_test_extras(tmp_path):
     assert "-c .ci/constraints.txt" in installs[0]
     assert "-m venv" not in commands                        # the learner's .venv is kept
     # once both are installed, neither target installs anything
+    assert "torch_index" not in commands                   # torch is there already
     again = dry_run("test", tmp_path, stamps=[".installed-runtime", ".installed-test"])
     assert "pip install" not in again
     assert "pip install" not in dry_run("lab", tmp_path, stamps=[".installed-runtime"])
@@ -216,3 +275,56 @@ def test_binder_and_ci_install_the_cjk_and_emoji_fonts():
     assert packages == ["fonts-noto-cjk", "fonts-noto-color-emoji"]
     run = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "$(cat apt.txt)" in run and "apt-get install" in run
+
+
+# ------------------------------------------------------------------ where torch comes from
+
+def torch_step(tmp_path, variables=()) -> list[str]:
+    """The lines of `make setup` (dry run) from the torch index question to the course's install."""
+    lines = dry_run("setup", tmp_path, variables=variables).replace("\\\n", " ").splitlines()
+    start = next(i for i, line in enumerate(lines) if "torch_index.py" in line)
+    return lines[start:]
+
+
+def test_linux_takes_torch_alone_from_the_cpu_index(tmp_path):
+    import platform
+    steps = torch_step(tmp_path)
+    expected = "https://download.pytorch.org/whl/cpu" if platform.system() == "Linux" else ""
+    assert f'.ci/torch_index.py "{expected}"' in steps[0], steps
+    # torch by itself, without its dependencies, from the index that answered; the rest from PyPI
+    assert re.search(r'pip install -c \.ci/constraints\.txt --no-deps --index-url "\$index" torch \|\| exit 1', steps[0])
+    assert steps[1].endswith("pip install -c .ci/constraints.txt -e ."), steps
+    assert "extra-index-url" not in "\n".join(steps)
+
+
+@pytest.mark.parametrize("setting, asked", [("TORCH_INDEX=", ""), ("TORCH_INDEX=pypi", "pypi"),
+                                            ("TORCH_INDEX=https://mirror.example/whl/cpu", "https://mirror.example/whl/cpu")])
+def test_torch_index_still_chooses(tmp_path, setting, asked):
+    assert f'.ci/torch_index.py "{asked}"' in torch_step(tmp_path, [setting])[0]
+
+
+def test_make_checks_the_python_before_the_venv_and_pip(tmp_path):
+    lines = dry_run("setup", tmp_path).splitlines()
+    assert "sys.version_info >= (3, 11)" in lines[0] and "-m venv" in lines[1], lines[:2]
+    assert oldest_python() == Version("3.11.0")          # the (3, 11) above is pyproject.toml's floor
+    # an old Python gets the message, not a traceback: run the check itself with this Python,
+    # told it is 3.10
+    check = re.search(r"-c '(.*)'$", lines[0]).group(1).replace("sys.version_info >= (3, 11)", "(3, 10) >= (3, 11)")
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True)
+    assert done.returncode == 1
+    assert done.stderr.startswith("the course needs Python 3.11 or newer; python3 is ")
+    assert "make setup PYTHON=/path/to/python3.11" in done.stderr
+
+
+def test_the_matrix_knows_every_row_and_tables_each():
+    """`make test-matrix MATRIX_ENVS=...` accepts each row name, and summary.md lists every row."""
+    script = (ROOT / ".ci" / "matrix.sh").read_text(encoding="utf-8")
+    rows = re.search(r'^ALL_ENVS="([^"]+)"$', script, re.M).group(1).split()
+    assert rows == ["lock", "oldest", "newest", "py312", "py313", "py314", "debian12", "uv", "existing",
+                    "nonroot-readonly"]
+    dispatch = script[script.index("for env in $ENVS; do"):]
+    for row in rows:
+        assert re.search(rf"(^|[ ;]){re.escape(row)}\) ", dispatch, re.M), row
+    assert 'for env in $ALL_ENVS; do [ -f "$OUT/$env.row" ] && cat "$OUT/$env.row"; done' in script
+    # the row's date and the commit it cloned
+    assert 'print(f"| {env} | {vers} | {day} ({commit}) |' in script

@@ -6,7 +6,6 @@ torch function a statement rules out is refused; a damaged course file is report
 course's problem, not the learner's; and a check leaves no global state behind.
 """
 import random
-import shutil
 import threading
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from course_lib.ui import language
 from course_lib.ui.language import current_language, set_language
 
 from test_exercises import SOLVED, check
+from _copies import writable_copy
 
 
 class RiggedList(list):
@@ -171,7 +171,7 @@ def test_the_worked_solutions_call_nothing_ruled_out():
 
 def test_a_damaged_toy_weight_file_is_the_courses_problem_not_the_learners(tmp_path, monkeypatch):
     data = Path(__file__).resolve().parent.parent / "data"
-    shutil.copytree(data, tmp_path / "data")
+    writable_copy(data, tmp_path / "data")
     weights = tmp_path / "data" / "five_token_model.json"
     weights.write_text(weights.read_text(encoding="utf-8")[:500], encoding="utf-8")
     monkeypatch.setenv("COURSE_DATA_DIR", str(tmp_path / "data"))

@@ -15,7 +15,6 @@ the read raise ``PermissionError``.
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +30,8 @@ from course_lib.figures.computers import computer
 from course_lib.gpt2 import WEIGHTS_ENV, config_from_hf_json, gpt2_config, gpt2_or_message, load_gpt2
 from course_lib.toys.five_token import FIVE_TOKEN
 
+from _copies import writable_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 TINY = dict(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=6)
 
@@ -40,7 +41,7 @@ TINY = dict(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=6)
 def broken_registry(tmp_path, edit) -> Path:
     """A copy of data/ whose figures.json has one edit; returns the copy's data folder."""
     target = tmp_path / "data"
-    shutil.copytree(ROOT / "data", target)
+    writable_copy(ROOT / "data", target)
     registry = json.loads((target / "figures.json").read_text(encoding="utf-8"))
     edit(registry)
     (target / "figures.json").write_text(json.dumps(registry, ensure_ascii=False), encoding="utf-8")

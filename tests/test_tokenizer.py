@@ -4,7 +4,6 @@ the streaming decoder under random chunks and invalid UTF-8; lone surrogates.
 The comparison with an independent tokenizer (Hugging Face's) is in test_tokenizer_reference.py.
 """
 import random
-import shutil
 import socket
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from course_lib.tokens.streaming import StreamingDecoder
 from course_lib.figures import check_figure
 from course_lib.tokens.vocab import LAB_VOCAB
 from tokenizer_corpus import corpus as reference_corpus
+from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -171,7 +171,7 @@ def test_no_socket_is_opened(monkeypatch):
 @pytest.mark.parametrize("name", ["encoder.json", "vocab.bpe"])
 def test_corrupted_or_missing_file_says_which_and_what_to_do(tmp_path, name):
     for file in T.FILE_HASHES:
-        shutil.copy(T.tokenizer_dir() / file, tmp_path / file)
+        writable_copy(T.tokenizer_dir() / file, tmp_path / file)
     target = tmp_path / name
     data = bytearray(target.read_bytes())
     data[100] ^= 1

@@ -21,6 +21,9 @@ from pathlib import Path
 
 import pytest
 
+from _copies import writable_copy
+from _front_end import build_wheel, install_into
+
 pytestmark = pytest.mark.install
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,18 +72,16 @@ def wheel_venv(tmp_path_factory):
     source = tmp / "src"
     for name in SOURCES:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
-        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
-        copy(ROOT / name, source / name)
-    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                    "-w", str(tmp / "dist"), str(source)], check=True, capture_output=True, timeout=600)
+        writable_copy(ROOT / name, source / name)
+    subprocess.run(build_wheel(source, tmp / "dist"), check=True, capture_output=True, timeout=600)
     wheel, = (tmp / "dist").glob("course_lib-*.whl")
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=300)
     python = venv / "bin" / "python"
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
                                check=True, capture_output=True, text=True).stdout.strip())
-    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-                    "-q", str(wheel)], check=True, capture_output=True, timeout=600)
+    subprocess.run(install_into(python, "--no-deps", "--no-index", "-q", str(wheel)),
+                   check=True, capture_output=True, timeout=600)
     # the lock's third-party packages, from this test environment (see the module docstring)
     (site / "course-test-deps.pth").write_text(sysconfig.get_path("purelib") + "\n", encoding="utf-8")
     return python, site, wheel
@@ -115,7 +116,7 @@ def test_the_wheel_alone_reproduces_every_offline_figure(wheel_venv, tmp_path):
 def test_course_data_dir_still_overrides_the_wheels_copy(wheel_venv, tmp_path):
     python, _, _ = wheel_venv
     mine = tmp_path / "my-data"
-    shutil.copytree(ROOT / "data", mine)
+    writable_copy(ROOT / "data", mine)
     done = subprocess.run([str(python), "-c", OVERRIDE], cwd=tmp_path, env=clean_env(COURSE_DATA_DIR=str(mine)),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == str(mine), done.stdout + done.stderr
