@@ -1,176 +1,144 @@
-"""The grader's side of a submission: its process, its limits, and the learner's functions as proxies.
+"""The grader's side of a submission: its sandbox, its time, and the learner's functions as proxies.
 
-Used by ``exercises.grade``. Not taught. A :class:`Zygote` (``exercises.learner``) has torch
-and course_lib imported once and forks a confined child per submission; a :class:`Session`
-owns that child: a fresh temporary folder, the notebook's cells run there, then
+Used by ``grading.cli``. Not taught. A :class:`Session` owns one submission's process (in its
+own bubblewrap sandbox, ``grading.sandbox``): it sends the notebook's cells, then
 ``session.function(name)`` is a :class:`RemoteFunction` that an ordinary checker
 (``check_bpe_merge(fn)``) calls like the learner's function. Each call sends the arguments as
-plain data, waits at most the time left, and gets back plain data only (``exercises.wire``):
-the checker, its expected values and its comparisons stay in this process, out of the
-submission's reach. A call that times out, a process that ends or a reply that cannot be
-read ends that child (it is killed with everything it started) and the exercise fails with
-the reason; the next exercise starts a fresh child.
+plain data and gets back plain data only (``grading.wire``): the checker, its expected values and
+its comparisons stay in this process, out of the submission's reach.
+
+Time is the submission's CPU time, read from /proc, so a loaded machine cannot turn a pass into
+a fail: each cell gets ``cell_seconds`` of it, each call ``call_seconds``, each exercise
+``exercise_seconds``; a cell or call that waits instead (sleeps, blocks) is stopped after
+:data:`WALL_FACTOR` times its budget of wall time. A cell that runs too long ends the process and
+is skipped when the cells run again (reported as "cell N ran longer than S s"); a call that runs
+too long, a process that ends or a reply that cannot be read ends the process and fails that
+exercise with the reason; the next exercise starts a fresh process in a fresh sandbox.
 """
 from __future__ import annotations
 
 import builtins
 import dataclasses
-import os
-import shutil
-import signal
+import select
 import socket
-import subprocess
-import sys
-import tempfile
-import threading
 import time
 
 import torch
 
-from . import core, guard, wire
+from ..exercises import core, guard
+from . import wire
+from .sandbox import Sandbox
 
-BASE_UID = 61000                # a submission runs as uid/gid 61000… (one per job slot) when the grader is root
-UIDS = 1000                     # how many such uids graders on one machine may use at once
-_claimed: list = []             # the lock file that keeps this process's uid its own
-
-
-def claim_uid() -> int:
-    """A uid in 61000…61999 no other grader process on this machine is using (an exclusive lock
-    on a file per uid, held until this process ends): its submissions' leftovers are killed by
-    uid, so two graders running side by side must never share one."""
-    import fcntl
-    if os.getuid() != 0:
-        return os.getuid()
-    for uid in range(BASE_UID, BASE_UID + UIDS):
-        handle = open(os.path.join(tempfile.gettempdir(), f"course-grader-uid-{uid}.lock"), "a")
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            handle.close()
-            continue
-        _claimed.append(handle)
-        return uid
-    raise RuntimeError(f"all uids {BASE_UID}…{BASE_UID + UIDS - 1} are in use by other graders")
-
-
-def clean_env() -> dict:
-    """The environment a zygote starts with: none of the grader's variables."""
-    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "MPLBACKEND": "Agg", "OMP_NUM_THREADS": "1",
-            "HOME": tempfile.gettempdir()}
-
-
-class Zygote:
-    """A process with torch and course_lib imported that forks one child per submission."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.start()
-
-    def start(self) -> None:
-        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.process = subprocess.Popen([sys.executable, "-I", "-m", "course_lib.exercises.learner", str(theirs.fileno())],
-                                        pass_fds=[theirs.fileno()], env=clean_env(), cwd="/",
-                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        theirs.close()
-
-    def spawn(self, spec: dict) -> socket.socket:
-        """A connection to a new child; a zygote that died is started again, once."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        with self.lock:
-            try:
-                socket.send_fds(self.control, [wire.json.dumps(spec).encode()], [theirs.fileno()])
-            except OSError:
-                self.close()
-                self.start()
-                socket.send_fds(self.control, [wire.json.dumps(spec).encode()], [theirs.fileno()])
-        theirs.close()
-        return ours
-
-    def close(self) -> None:
-        self.control.close()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
+WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget (a machine at load 16 on 2 cores: 8)
+POLL = 0.25               # seconds between two readings of the submission's CPU time
 
 
 @dataclasses.dataclass
 class Limits:
-    call_seconds: float = 10.0            # one call of the learner's function
-    exercise_seconds: float = 60.0        # all calls of one exercise's check
-    submission_seconds: float = 600.0     # the whole submission, cells included
-    memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to the zygote's
-    file_bytes: int = 64 << 20            # largest file it may write (in its own folder)
+    call_seconds: float = 10.0            # CPU seconds of one call of the learner's function
+    exercise_seconds: float = 60.0        # CPU seconds of all calls of one exercise's check
+    cell_seconds: float = 120.0           # CPU seconds of one cell of the notebook
+    submission_seconds: float = 1800.0    # CPU seconds of the whole submission (RLIMIT_CPU: the process ends)
+    memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to its imports'
+    file_bytes: int = 64 << 20            # largest file it may write
+    disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
+    processes: int = 64                   # processes and threads, in its own user namespace
 
 
-def _kill_uid(uid: int) -> None:
-    """Kill every process running as ``uid`` (what a submission may have left behind)."""
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                if os.stat(f"/proc/{entry}").st_uid == uid:
-                    os.kill(int(entry), signal.SIGKILL)
-            except (FileNotFoundError, ProcessLookupError, PermissionError):
-                pass
+class CellTooLong(Exception):
+    """A cell used up its time; ``cell`` is its number."""
+
+    def __init__(self, cell: int, seconds: float):
+        super().__init__(f"cell {cell} ran longer than {seconds:g} s")
+        self.cell = cell
 
 
 class Session:
-    """One child of the zygote for one submission: its folder, its limits, its calls."""
+    """One submission: its cells, its limits, its process (started again after a failure)."""
 
-    def __init__(self, zygote: Zygote, cells: list[str], limits: Limits, uid: int, deadline: float):
-        self.zygote, self.cells, self.limits, self.deadline = zygote, cells, limits, deadline
-        self.uid = uid                                 # claim_uid(): this grader process's own
-        self.conn, self.pid, self.tmp, self.alive = None, None, None, False
-        self.exercise_deadline = deadline
+    def __init__(self, cells: list[str], limits: Limits, uid: int, namespaces: bool = True):
+        self.cells, self.limits, self.uid, self.namespaces = cells, limits, uid, namespaces
+        self.sandbox, self.alive = None, False
+        self.too_long: dict[int, str] = {}             # cell number -> why it is skipped
+        self.exercise_cpu_end = float("inf")
         self.handles: dict[int, int] = {}          # id(object) -> handle, for objects sent once
         self.kept: list = []                       # those objects (kept alive: an id is never reused)
-        self.confinement: dict = {}
 
     # ------------------------------------------------------------------ the process
     def start(self) -> dict:
-        """Fork a child, run the notebook's cells; returns {"cell_errors", "defined"}."""
+        """A fresh process that has run the notebook's cells: {"cell_errors", "defined"}. A cell
+        that runs too long is skipped on the next try (at most 5 such cells, then Ended)."""
+        for _ in range(6):
+            try:
+                return self._start()
+            except CellTooLong as long:
+                self.too_long[long.cell] = str(long)
+        raise guard.Ended("the notebook's cells ran too long: " + "; ".join(self.too_long.values()))
+
+    def _start(self) -> dict:
         self.handles, self.kept = {}, []
-        self.tmp = tempfile.mkdtemp(prefix="submission-")
-        if os.getuid() == 0:
-            os.chown(self.tmp, self.uid, self.uid)
-        os.chmod(self.tmp, 0o700)
-        spec = {"tmp": self.tmp, "uid": self.uid, "memory_bytes": self.limits.memory_bytes,
-                "cpu_seconds": int(self.limits.submission_seconds) + 1, "file_bytes": self.limits.file_bytes,
-                "debug_log": os.environ.get("COURSE_GRADER_DEBUG_LOG")}      # where a child's own failure is written
-        self.conn = self.zygote.spawn(spec)
+        self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces)
         self.alive = True
+        limits = self.limits
+        spec = {"memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.submission_seconds) + 1,
+                "file_bytes": limits.file_bytes, "processes": limits.processes}
         try:
-            hello, _ = wire.receive(self.conn, time.monotonic() + 60)
-            self.pid = int(hello["pid"])
-            self.confinement = {k: hello.get(k) for k in ("uid", "network", "private_tmp")}
-            wire.send(self.conn, {"op": "cells", "cells": self.cells})
-            reply, _ = wire.receive(self.conn, self.deadline, limit=64 << 20)
-            return {"cell_errors": list(reply["cell_errors"]), "defined": dict(reply["defined"])}
-        except wire.Timeout:
-            self.kill()
-            raise guard.Ended(f"the notebook's cells did not finish within the submission's "
-                              f"{self.limits.submission_seconds:g} s") from None
-        except (wire.ProtocolError, OSError, KeyError, TypeError, ValueError) as error:
+            wire.send(self.sandbox.sock, spec)
+            hello, _ = self._receive(time.monotonic() + 300)          # imports: torch, IPython, course_lib
+            if "ready" not in hello:
+                raise wire.ProtocolError("no greeting")
+            wire.send(self.sandbox.sock, {"op": "cells", "cells": self.cells, "skip": sorted(self.too_long)})
+            cell = None
+            while True:
+                try:
+                    message, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
+                except wire.Timeout:
+                    self.kill()
+                    if cell is None:
+                        raise guard.Ended("the submission's process did not start") from None
+                    raise CellTooLong(cell, limits.cell_seconds) from None
+                if "cell" in message and type(message["cell"]) is int:
+                    cell = message["cell"]
+                    continue
+                done = message["done"]
+                errors = [{"cell": c, "error": why, "line": "-"} for c, why in self.too_long.items()]
+                return {"cell_errors": errors + list(done["cell_errors"]), "defined": dict(done["defined"])}
+        except (wire.ProtocolError, OSError, KeyError, TypeError, ValueError, wire.Timeout) as error:
+            why = self.sandbox.error_text() if self.sandbox else ""
             self.kill()
             raise guard.Ended(f"the submission's process ended while running the notebook's cells "
-                              f"(os._exit, a crash or a limit: {error})") from None
+                              f"(os._exit, a crash or a limit: {why or error})") from None
+
+    def _receive(self, deadline: float):
+        return wire.receive(self.sandbox.sock, deadline, limit=64 << 20)
+
+    def wait(self, cpu_seconds: float, cpu_left: float, limit: int = wire.MAX_MESSAGE):
+        """The next message; wire.Timeout once the submission has used ``cpu_seconds`` of CPU
+        since now (or ``cpu_left``), or waited :data:`WALL_FACTOR` times that in wall time."""
+        sock, sandbox = self.sandbox.sock, self.sandbox
+        budget = min(cpu_seconds, cpu_left)
+        cpu_start, wall_end = sandbox.cpu_seconds(), time.monotonic() + WALL_FACTOR * budget + 5
+        while True:
+            ready, _, _ = select.select([sock], [], [], POLL)
+            if ready:        # a message has begun: all of it is on its way (a GPT-2-sized table takes a while)
+                return wire.receive(sock, time.monotonic() + 120 + WALL_FACTOR * budget, limit=limit)
+            if sandbox.cpu_seconds() - cpu_start > budget or time.monotonic() > wall_end:
+                raise wire.Timeout
+
+    def begin_exercise(self) -> None:
+        """The exercise's CPU budget starts now (its calls share it)."""
+        self.exercise_cpu_end = (self.sandbox.cpu_seconds() if self.alive else 0.0) + self.limits.exercise_seconds
+
+    def exercise_cpu_left(self) -> float:
+        if self.exercise_cpu_end == float("inf"):
+            return float("inf")
+        return max(0.0, self.exercise_cpu_end - self.sandbox.cpu_seconds())
 
     def kill(self) -> None:
-        """End the child and everything it started; remove its folder."""
+        """End the process and everything it started."""
         self.alive = False
-        if self.pid is not None:
-            try:
-                os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        if os.getuid() == 0:
-            _kill_uid(self.uid)
-        if self.conn is not None:
-            self.conn.close()
-        self.conn, self.pid = None, None
-        if self.tmp:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            self.tmp = None
+        if self.sandbox is not None:
+            self.sandbox.kill()
 
     close = kill
 
@@ -197,7 +165,7 @@ class Session:
         if type(value) in (tuple, list):
             return None
         from ..model.gpt import GPT
-        from .ch07_sampling import ModelSpy
+        from ..exercises.ch07_sampling import ModelSpy
         if isinstance(value, (GPT, ModelSpy)) or (type(value) is torch.Tensor and value.numel() >= 1 << 16) or (
                 type(value) is dict and len(value) >= 1000):
             handle, new = self._handle(value)
@@ -218,22 +186,22 @@ class Session:
 
     # ------------------------------------------------------------------ calls
     def call(self, name: str, args: tuple, kwargs: dict, seconds: float):
-        """The learner's ``name(*args, **kwargs)`` in the child: (plain result, ruled-out call)."""
+        """The learner's ``name(*args, **kwargs)`` in the child: (plain result, ruled-out call).
+        The call gets ``seconds`` of the submission's CPU time (and what is left of the
+        exercise's), counted once the arguments are sent."""
         if not self.alive:
             raise guard.Ended("the submission's process had already ended")
         encoder = wire.Encoder(self.special)
         header = {"op": "call", "name": name, "args": encoder(list(args)), "kwargs": encoder(dict(kwargs))}
         header["args"] = {"$tuple": header["args"]}
         try:
-            self.conn.settimeout(max(0.001, min(self.exercise_deadline, self.deadline) - time.monotonic()))
-            wire.send(self.conn, header, encoder.blobs)
-            # the call's own seconds start once the arguments are sent (a 154 MB table takes a while)
-            deadline = min(time.monotonic() + seconds, self.exercise_deadline, self.deadline)
-            reply, blobs = wire.receive(self.conn, deadline)
+            self.sandbox.sock.settimeout(WALL_FACTOR * seconds + 60)     # a child that stops reading
+            wire.send(self.sandbox.sock, header, encoder.blobs)
+            reply, blobs = self.wait(seconds, self.exercise_cpu_left())
         except wire.Timeout:
             self.kill()
             raise guard.TimeLimit from None
-        except socket.timeout:
+        except (socket.timeout, TimeoutError):
             self.kill()
             raise guard.TimeLimit from None
         except (wire.ProtocolError, OSError) as error:
@@ -263,7 +231,7 @@ class Session:
         """Copy back the weights of a model the learner's function was given (sgd_step changes
         them), and a spy's record of calls; never those of the checkers' shared toy models."""
         from ..model.gpt import GPT
-        from .ch07_sampling import ModelSpy
+        from ..exercises.ch07_sampling import ModelSpy
         shared = {id(core.toy()[0]), id(core.lab()[0])}
         for arg in args:
             handle = self.handles.get(id(arg))

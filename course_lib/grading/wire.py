@@ -25,7 +25,7 @@ import time
 
 import torch
 
-from .guard import Opaque, opaque
+from ..exercises.guard import Opaque, opaque
 
 DTYPES = {str(d): d for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
                               torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
