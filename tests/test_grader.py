@@ -1,64 +1,138 @@
-"""The class grader (python -m course_lib.exercises.grade), issue 24: one batch, graded once.
+"""The class grader (python -m course_lib.grading): a class graded in sandboxes, as root and as a normal user.
 
-A dozen submissions, each a mutated copy of the committed notebooks (the worked solutions of one
-chapter, then one hostile or broken change), plus the solutions notebooks of both editions and
-the committed learner notebooks (stubs), graded together with --jobs 2 as an instructor would.
-Each hostile or broken submission gets its own rows with the right reason; the honest copies
-graded after the hostile ones keep their full grade; nothing is written outside a
-submission's own temporary folder; the solutions score 26/26 and the stubs 0/26, "not attempted".
+Two classes, each graded once with --jobs 2 while a CPU hog runs: one by root (skipped, with the
+reason, when the tests run as a normal user), one by an unprivileged user (as root: the user
+``probeuser`` — or $COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the
+tests' own user), from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each class holds
+honest copies of the worked solutions (found with a glob over notebooks/solutions/*.ipynb) and
+hostile submissions: a SysV shared-memory segment left for the next submission, a submission
+that looks for the gradebook, the feedback, the solutions and other submissions, ``kill(-1)``
+after a fork bomb, a loop that never ends, files written everywhere, the network. Root's class
+also has a 65 s honest cell, a cell that uses more CPU than a call's budget, a cell that never
+ends, formula-injection file names, Colab's "Copy of 03_attention.ipynb", an nbformat 3
+notebook, a Chinese notebook, and a student's HTML. Small tests: a symlinked --out, --resume,
+no bwrap, a kernel that refuses namespaces, and the rules that name and read submissions.
 """
 import csv
 import json
 import os
+import pwd
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+import pytest
+
 from course_lib.exercises import EXERCISES
+from course_lib.grading import gradebook, submissions
 
 ROOT = Path(__file__).resolve().parent.parent
-NOTEBOOKS = ROOT / "notebooks"
-SOLUTIONS = NOTEBOOKS / "solutions" / "exercise_solutions.ipynb"
-SOLUTIONS_ZH = NOTEBOOKS / "zh" / "solutions" / "exercise_solutions.ipynb"
-STUBS = sorted(NOTEBOOKS.glob("0*.ipynb"))
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+SOLUTIONS_ZH = sorted((ROOT / "notebooks" / "zh" / "solutions").glob("*.ipynb"))
 CH03 = ["make_causal_mask", "attention_head", "split_heads"]
 IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F"
+SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
+GRADE = [sys.executable, "-m", "course_lib.grading"]
+LIMITS = ["--jobs", "2", "--timeout", "2", "--exercise-timeout", "2.5", "--cell-timeout", "6", "--memory", "3"]
+IS_ROOT = os.getuid() == 0
 
 
 def solution(name: str) -> str:
-    """The worked solution's cell that defines ``name`` (read from the committed notebook)."""
-    cells = ["".join(c["source"]) for c in json.loads(SOLUTIONS.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code"]
-    return next(c for c in cells if c.startswith(f"def {name}("))
+    """The worked solution's cell that defines ``name``, from whichever solutions notebook holds it."""
+    for path in SOLUTIONS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and source.startswith(f"def {name}("):
+                return source
+    raise LookupError(f"no solution of {name} in {[p.name for p in SOLUTIONS]}")
 
 
-def notebook(folder: Path, name: str, cells: list[str]) -> Path:
-    """A learner's notebook ``folder/name`` with these code cells, each followed by its check cell."""
-    folder.mkdir(parents=True, exist_ok=True)
+def notebook(path: Path, cells: list[str], metadata: dict | None = None, chapter: str | None = "03", language="en") -> Path:
+    """A notebook at ``path`` with these code cells; the course's metadata unless ``chapter`` is None."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(metadata or {})
+    if chapter:
+        meta["course"] = {"chapter": chapter, "language": language, "kind": "exercises"}
     nb_cells = [{"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None} for src in cells]
-    path = folder / name
-    path.write_text(json.dumps({"cells": nb_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    path.write_text(json.dumps({"cells": nb_cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
     return path
 
 
-def chapter03(folder: Path, *extra: str, replace: dict | None = None) -> Path:
-    """Chapter 03's worked solutions (some replaced), ``extra`` cells run first, check cells after each."""
-    replace = replace or {}
+def chapter03(path: Path, *extra: str, replace: dict | None = None, **options) -> Path:
+    """Chapter 03's worked solutions (some replaced), ``extra`` cells first, a check cell after each."""
     cells = [IMPORTS, *extra]
     for name in CH03:
-        cells += [replace.get(name, solution(name)), f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"]
-    return notebook(folder, "03_attention.ipynb", cells)
+        cells += [(replace or {}).get(name, solution(name)), f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"]
+    return notebook(path, cells, **options)
 
 
-HOSTILE_PATCHES = """
-import torch, course_lib.exercises as ex, course_lib.figures.registry as reg, course_lib.model.attention as att
-from course_lib.exercises.core import Result
-torch.softmax = lambda *a, **k: torch.zeros(1)                 # breaks softmax for whoever comes next?
-for name in list(ex.EXERCISES):
-    ex.EXERCISES[name] = (ex.EXERCISES[name][0], lambda fn, name=name: Result(name, True, "✓"))
-reg.figure_problem = lambda *a, **k: None
-att.causal_mask = lambda T: torch.tril(torch.ones(T, T, dtype=torch.bool), -1)
+def guarded_mask(check: str) -> str:
+    """A correct make_causal_mask that first runs ``check`` (which raises when isolation failed)."""
+    body = "\n".join("    " + line for line in check.strip().splitlines())
+    return f"def make_causal_mask(T):\n{body}\n    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)"
+
+
+SHM_WRITE = f"""
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+segment = libc.shmget({SHM_KEY}, 4096, 0o1666)
+ctypes.memmove(libc.shmat(segment, None, 0), b"the answer: triu(diagonal=1)", 29)
+open("/dev/shm/answer", "w").write("triu")
+"""
+
+SHM_READ = f"""
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+for _ in range(25):                      # the writer may be graded at the same time: wait for it
+    if libc.shmget({SHM_KEY}, 0, 0) != -1 or os.path.exists("/dev/shm/answer"):
+        raise AssertionError("another submission's shared memory is visible")
+    time.sleep(0.2)
+"""
+
+
+def snoop(secrets: list[Path]) -> str:
+    """A check that nothing of the grader, the checkout or another submission is visible."""
+    return f"""
+import os, socket
+for path in {[str(p) for p in secrets]!r}:
+    if os.path.exists(path):
+        raise AssertionError("visible: " + path)
+others = [p for p in os.listdir("/proc") if p.isdigit()]
+for pid in others:
+    try:
+        if b"--out" in open(f"/proc/{{pid}}/cmdline", "rb").read():
+            raise AssertionError("the grader's command line is visible")
+    except OSError:
+        pass
+if len(others) > 5:
+    raise AssertionError(f"{{len(others)}} processes visible")
+if "GRADER_SECRET" in os.environ or os.getuid() == 0:
+    raise AssertionError("the grader's environment, or root")
+try:
+    socket.create_connection(("10.255.255.1", 80), timeout=0.5)
+    raise AssertionError("network reachable")
+except OSError:
+    pass
+"""
+
+
+FORK_BOMB = """
+import os, signal, time
+forks = 0
+for _ in range(300):
+    try:
+        if os.fork() == 0:
+            time.sleep(60)
+            os._exit(0)
+        forks += 1
+    except OSError:
+        break
+os.kill(-1, signal.SIGKILL)              # everything this submission started; never the grader
 """
 
 ESCAPES = """
@@ -69,182 +143,295 @@ for target in {targets!r}:
             attempt()
         except Exception:
             pass
-subprocess.Popen(["sh", "-c", "sleep 4; touch {late}"], start_new_session=True)
-"""
-
-CONFINED_MASK = """
-def make_causal_mask(T):
-    import os, socket
-    assert "GRADER_SECRET" not in os.environ, "the grader's environment leaked"
-    assert os.getuid() != 0, "running as root"
-    try:
-        socket.create_connection(("10.255.255.1", 80), timeout=0.5)
-        raise AssertionError("network reachable")
-    except OSError:
-        pass
-    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+subprocess.Popen(["sh", "-c", "sleep 3; touch {late}"], start_new_session=True)
 """
 
 
-def grade_the_class(root: Path) -> dict:
-    """Build the class in ``root``, grade it with --jobs 2; the rows by submission and exercise."""
-    canaries = [root / "canary-cwd", Path("/tmp") / f"canary-{os.getpid()}", ROOT / f"canary-{os.getpid()}", root.parent / "canary-up"]
-    late = Path("/tmp") / f"canary-late-{os.getpid()}"
-    subs = root / "subs"
-    paths = {
-        "patcher": chapter03(subs / "01-patcher", HOSTILE_PATCHES, replace={
-            "make_causal_mask": "def make_causal_mask(T):\n    return torch.tril(torch.ones(T, T, dtype=torch.bool), -1)"}),
-        "reference": chapter03(subs / "02-reference", replace={
-            "make_causal_mask": "from course_lib.model.attention import causal_mask as cm\ndef make_causal_mask(T):\n    return cm(T)"}),
-        "hang": chapter03(subs / "03-hang", replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
-        "crash": chapter03(subs / "04-crash", replace={"make_causal_mask": "def make_causal_mask(T):\n    import os\n    os._exit(0)"}),
-        "exit": chapter03(subs / "05-exit", "import sys\nsys.exit('bye')", "raise SystemExit(3)"),
-        "syntax": chapter03(subs / "06-syntax", "x = undefined_name + 1", replace={"attention_head": "def attention_head(q, k, v)\n    return q"}),
-        "spam": chapter03(subs / "07-spam", "for _ in range(200):\n    print('x' * 100_000)", replace={
-            "split_heads": solution("split_heads").replace("    B, T, D = x.shape", "    print('y' * 5_000_000)\n    B, T, D = x.shape")}),
-        "escape": chapter03(subs / "08-escape", ESCAPES.format(targets=[str(c) for c in canaries], late=late),
-                            replace={"make_causal_mask": CONFINED_MASK}),
-        "helper": chapter03(subs / "09-helper", replace={"attention_head": solution("attention_head").replace(
-            "torch.softmax(scores, dim=-1)", "row_softmax(scores)")}),
-        "rigged": notebook(subs / "10-rigged", "01_tokenizer.ipynb", [
-            "class Always(list):\n    def __eq__(self, other):\n        return True\n    def __ne__(self, other):\n        return False",
-            "def bpe_merge(word, ranks):\n    return Always(list(word))",
-            "def byte_table():\n    from course_lib.tokens.bpe import byte_to_char\n    return byte_to_char()",
-            solution("stream_decode")]),
-        "memory": chapter03(subs / "11-memory", replace={"split_heads": "def split_heads(x, n_head):\n    return torch.empty(10**11)"}),
+def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
+    """The isolation probes and honest copies, each at ``layout(subs, student)``; (student -> path, canaries)."""
+    canaries = [Path("/tmp") / f"canary-{os.getpid()}-{subs.name}", ROOT / f"canary-{os.getpid()}", out.parent / "canary"]
+    late = Path("/tmp") / f"canary-late-{os.getpid()}-{subs.name}"
+    paths = {"honest1": chapter03(layout(subs, "honest1"))}
+    secrets = [out, out.with_name(out.name + ".partial"), out.parent / "feedback", *SOLUTIONS, ROOT / "README.md",
+               paths["honest1"], subs]
+    paths |= {
+        "shm-writer": chapter03(layout(subs, "shm-writer"), SHM_WRITE),
+        "shm-reader": chapter03(layout(subs, "shm-reader"), replace={"make_causal_mask": guarded_mask(SHM_READ)}),
+        "snoop": chapter03(layout(subs, "snoop"), replace={"make_causal_mask": guarded_mask(snoop(secrets))}),
+        "killer": chapter03(layout(subs, "killer"), FORK_BOMB, replace={"make_causal_mask": guarded_mask(
+            "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')")}),
+        "escape": chapter03(layout(subs, "escape"), ESCAPES.format(targets=[str(c) for c in canaries], late=late)),
+        "hang": chapter03(layout(subs, "hang"), replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
+        "honest2": chapter03(layout(subs, "honest2")),
     }
-    # the helper lives in a later, untagged cell, as a learner might put it
-    helper = json.loads(paths["helper"].read_text())
-    helper["cells"].append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
-                            "source": "def row_softmax(s):\n    e = (s - s.amax(-1, keepdim=True)).exp()\n    return e / e.sum(-1, keepdim=True)"})
-    paths["helper"].write_text(json.dumps(helper))
-    paths["broken"] = subs / "12-broken" / "02_embeddings.ipynb"
-    paths["broken"].parent.mkdir()
-    paths["broken"].write_text(SOLUTIONS.read_text(encoding="utf-8")[:5000], encoding="utf-8")
-    for k in (1, 2):                                      # honest copies, graded after the hostile ones
-        paths[f"honest{k}"] = chapter03(subs / f"9{k}-honest")
-    args = [str(p) for p in paths.values()] + [str(SOLUTIONS), str(SOLUTIONS_ZH)] + [str(p) for p in STUBS]
-    out = root / "grades.csv"
-    env = {**os.environ, "GRADER_SECRET": "s3cret"}
-    started = time.monotonic()
-    run = subprocess.run([sys.executable, "-m", "course_lib.exercises.grade", *args, "--out", str(out), "--feedback",
-                          str(root / "feedback"), "--jobs", "2", "--timeout", "3", "--memory", "3"],
-                         cwd=root, env=env, capture_output=True, text=True, timeout=600)
-    time.sleep(max(0.0, started + 5 - time.monotonic()))  # the escaped sleeper would have written by now
-    rows = list(csv.DictReader(out.open(encoding="utf-8")))
+    return paths, canaries + [late]
+
+
+class CpuHog:
+    """A busy loop on one core for as long as the class is graded (the machine's load rises)."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def run_grader(args: list[str], user: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    command = [*GRADE, *args]
+    if user is not None:
+        command = as_user(user, command)
+    return subprocess.run(command, cwd=cwd or Path(tempfile.gettempdir()), capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "GRADER_SECRET": "s3cret"})
+
+
+def as_user(user: str, command: list[str]) -> list[str]:
+    """``command`` as ``user`` (from root): setpriv, inside a mount namespace (an outer bwrap)
+    in which a folder closed to others that holds Python or the checkout (/root, for
+    /root/.pyenv) is a tmpfs holding just what is needed."""
+    needed = {os.path.realpath(sys.base_prefix), sys.prefix, str(ROOT)}
+    args = ["bwrap", "--dev-bind", "/", "/"]
+    for path in sorted(needed):
+        parts = Path(path).parts
+        for depth in range(2, len(parts)):
+            closed = Path(*parts[:depth])
+            if os.stat(closed).st_mode & 0o001 == 0:
+                args += ["--tmpfs", str(closed), "--dev-bind", str(closed / parts[depth]), str(closed / parts[depth])]
+                break
+    entry = pwd.getpwnam(user)
+    return args + ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "--", *command]
+
+
+def unprivileged_user() -> str:
+    for name in (os.environ.get("COURSE_TEST_USER"), "probeuser", "nobody"):
+        if name:
+            try:
+                pwd.getpwnam(name)
+                return name
+            except KeyError:
+                continue
+    pytest.skip("no unprivileged user to run the grader as (set COURSE_TEST_USER)")
+
+
+def rows_by(out: Path, column: str = "student") -> dict:
+    """The gradebook's rows: ``by[student][exercise]`` (or by another column)."""
     by = {}
-    for row in rows:
-        by.setdefault(row["submission"], {})[row["exercise"]] = row
-    return {"run": run, "rows": rows, "by": {k: by.get(str(p), {}) for k, p in paths.items()} | {
-        "solutions": by.get(str(SOLUTIONS), {}), "solutions_zh": by.get(str(SOLUTIONS_ZH), {}),
-        "stubs": {name: row for p in STUBS for name, row in by.get(str(p), {}).items()}},
-        "canaries": canaries + [late], "root": root}
+    with out.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            by.setdefault(row[column], {})[row["exercise"]] = row
+    return by
 
 
-def test_a_class_is_graded_each_submission_isolated_and_reported(tmp_path):
-    """One grading run (a minute of two cores), then every check below; all failures reported
-    together. One test, not one per check: pytest-xdist would grade the class once per worker."""
-    graded = grade_the_class(tmp_path)
-    failures = []
-    for check in CHECKS:
+def learners_running(uid: int) -> list[str]:
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            check(graded)
-        except AssertionError as error:
-            failures.append(f"{check.__name__}: {str(error)[:1500]}")
-    assert not failures, "\n\n".join(failures)
+            if os.stat(f"/proc/{pid}").st_uid == uid and b"course_lib.grading.learner" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                found.append(pid)
+        except OSError:
+            pass
+    return found
 
 
-def reason(graded, who, name):
-    return graded["by"][who][name]["reason"]
+def shm_segment_left() -> bool:
+    return any(line.split()[0] == str(SHM_KEY) for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:])
 
 
-def passed(graded, who, name):
-    return graded["by"][who][name]["passed"] == "True"
+def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
+    """Every isolation probe of :func:`hostile_class`; the problems found."""
+    problems = []
+    for who in ("honest1", "honest2", "shm-writer", "shm-reader", "snoop", "killer", "escape"):
+        failed = {n: r["reason"] for n, r in by.get(who, {}).items() if r["passed"] != "True"}
+        if sorted(by.get(who, {})) != sorted(CH03) or failed:
+            problems.append(f"{who}: {failed or sorted(by.get(who, {}))}")
+    hang = by.get("hang", {})
+    if not ("did not return within 2 s" in hang.get("make_causal_mask", {}).get("reason", "")
+            and hang.get("split_heads", {}).get("passed") == "True"):
+        problems.append(f"hang: {hang}")
+    time.sleep(3)                                           # the escaped sleeper would have written by now
+    problems += [f"written outside the sandbox: {c}" for c in canaries if c.exists()]
+    if shm_segment_left():
+        problems.append("a SysV shared-memory segment outlived its submission")
+    if learners_running(uid):
+        problems.append(f"submission processes still running: {learners_running(uid)}")
+    if "bubblewrap sandbox" not in run.stdout:
+        problems.append(f"isolation line: {run.stdout[-500:]}")
+    return problems
 
 
-def check_the_batch_finishes_with_exit_0_a_summary_line_and_one_row_per_submission_and_exercise(graded):
-    run = graded["run"]
+# ---------------------------------------------------------------------------- root's class
+
+FORMULA_NAMES = ["=HYPERLINK(1)", "-2+3", "@SUM(A1)", "+cmd"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the grader as root needs the tests to run as root; the normal-user test runs")
+def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_under_load(tmp_path):
+    subs, out = tmp_path / "class", tmp_path / "grading" / "grades.csv"
+    paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "03_attention.ipynb")
+    v3 = json.loads(chapter03(subs / "nbformat3" / "03_attention.ipynb").read_text())
+    v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": v3["metadata"], "worksheets": [{"metadata": {}, "cells": [
+        {"cell_type": "code", "language": "python", "input": c["source"], "outputs": [], "metadata": {}} for c in v3["cells"]]}]}
+    (subs / "nbformat3" / "03_attention.ipynb").write_text(json.dumps(v3))
+    paths |= {
+        "sleeper": chapter03(subs / "sleeper" / "03_attention.ipynb", "import time\ntime.sleep(65)"),
+        "busy": chapter03(subs / "busy" / "03_attention.ipynb",
+                          "import time\nstart = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass"),
+        "endless-cell": chapter03(subs / "endless-cell" / "03_attention.ipynb", "while True:\n    pass"),
+        "colab": chapter03(subs / "colab" / "Copy of 03_attention.ipynb", chapter=None, metadata={"colab": {"provenance": []}}),
+        "renamed": chapter03(subs / "renamed" / "my work.ipynb"),
+        "zh": chapter03(subs / "zh" / "03_attention.ipynb", "from course_lib.ui.language import set_language\nset_language('zh')",
+                        language="zh", replace={"make_causal_mask": solution("make_causal_mask").replace("diagonal=1", "diagonal=0")}),
+        "html": chapter03(subs / "<b>html" / "03_attention.ipynb",
+                          replace={"split_heads": "def split_heads(x, n_head):\n    raise ValueError('<img src=x onerror=alert(1)>')"}),
+    }
+    for name in FORMULA_NAMES:
+        chapter03(subs / f"{name}.ipynb")
+    args = [str(subs), *map(str, SOLUTIONS), *map(str, SOLUTIONS_ZH), "--out", str(out), "--summary",
+            str(out.parent / "summary.csv"), "--feedback", str(out.parent / "feedback"), *LIMITS]
+    with CpuHog():
+        run = run_grader(args)
+    assert run.returncode == 0, run.stderr[-3000:]
+    by = rows_by(out)
+    problems = check_isolation({k: by.get(k, {}) for k in paths}, canaries, run, -1)
+    problems += [f"root's submissions still running: {learners_running(u)}" for u in range(61000, 61010) if learners_running(u)]
+    for who in ("sleeper", "busy", "nbformat3", "colab", "renamed"):
+        if sorted(by.get(who, {})) != sorted(CH03) or any(r["passed"] != "True" for r in by[who].values()):
+            problems.append(f"{who}: {by.get(who)}")
+    endless = by.get("endless-cell", {})
+    if not all(r["passed"] == "True" for r in endless.values()) or len(endless) != 3:
+        problems.append(f"endless-cell: {endless}")
+    zh = by.get("zh", {}).get("make_causal_mask", {})
+    if zh.get("passed") != "False" or not re.search(r"[\u4e00-\u9fff]", zh.get("reason", "")):
+        problems.append(f"zh: a Chinese hint expected, got {zh}")
+    if sorted(k for k in by if k.startswith("'")) != sorted("'" + n for n in FORMULA_NAMES):
+        problems.append(f"formula names in the student column: {sorted(by)}")
+    raw = out.read_text(encoding="utf-8")
+    if re.search(r'(^|,)"[=+\-@]', raw, re.M):
+        problems.append("a cell of the gradebook begins with = + - or @")
+    by_path = rows_by(out, "submission")
+    for paths_ in (SOLUTIONS, SOLUTIONS_ZH):
+        graded = {n: r for p in paths_ for n, r in by_path.get(str(p), {}).items()}
+        if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
+            problems.append(f"solutions {[p.name for p in paths_]}: {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
+    problems += check_outputs(out, by)
+    assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
+
+
+def check_outputs(out: Path, by: dict) -> list[str]:
+    """Private files, a summary row per student, feedback named after students and escaped."""
+    problems = []
+    for path in (out, out.parent / "summary.csv", out.parent / "feedback"):
+        if os.stat(path).st_mode & 0o077:
+            problems.append(f"{path} is readable by others")
+    summary = {r["student"]: r for r in csv.DictReader((out.parent / "summary.csv").open(encoding="utf-8"))}
+    if summary.get("honest1") != {"student": "honest1", "passed": "3", "attempted": "3", "total": "3"}:
+        problems.append(f"summary: {summary.get('honest1')}")
+    feedback = out.parent / "feedback"
+    if not (feedback / "honest1.md").is_file():
+        problems.append(f"feedback files: {sorted(p.name for p in feedback.iterdir())}")
+    html = (feedback / "b_html.md").read_text(encoding="utf-8") if (feedback / "b_html.md").is_file() else ""
+    outside_fences, fenced = [], False
+    for line in html.splitlines():
+        if line.startswith("```"):
+            fenced = not fenced
+        elif not fenced:
+            outside_fences.append(line)
+    if not html or "<" in "\n".join(outside_fences) or "onerror" not in html:
+        problems.append(f"the student's HTML is not escaped in its feedback:\n{html[:800]}")
+    return problems
+
+
+# ---------------------------------------------------------------------------- a normal user's class
+
+def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_path):
+    user = unprivileged_user() if IS_ROOT else None
+    work = Path(tempfile.mkdtemp(prefix="grader-class-"))
+    try:
+        subs, out = work / "course" / "submitted", work / "grading" / "grades.csv"
+        paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "ps1" / "03_attention.ipynb")
+        uid = os.getuid()
+        if user is not None:
+            uid = pwd.getpwnam(user).pw_uid
+            for folder, dirs, files in os.walk(work):
+                for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
+                    os.chown(name, uid, pwd.getpwnam(user).pw_gid)
+        with CpuHog():
+            run = run_grader([str(work / "course"), "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS], user)
+        assert run.returncode == 0, run.stderr[-3000:]
+        by = rows_by(out)
+        problems = check_isolation(by, canaries, run, uid)
+        if sorted(by) != sorted(paths):
+            problems.append(f"students from the nbgrader tree: {sorted(by)}")
+        if f"your uid {uid}" not in run.stdout:
+            problems.append(f"not graded as uid {uid}: {run.stdout[-400:]}")
+        assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------- small cases
+
+def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (tmp_path / "grades.csv").symlink_to(target)
+    run = run_grader([str(tmp_path / "nothing.ipynb"), "--out", str(tmp_path / "grades.csv")])
+    assert run.returncode == 2 and "symbolic link" in run.stderr, run.stderr
+    assert target.read_text() == "keep me"
+
+
+def test_resume_keeps_the_rows_already_there_and_grades_the_rest(tmp_path):
+    done = chapter03(tmp_path / "done" / "03_attention.ipynb")
+    stub = notebook(tmp_path / "stub" / "03_attention.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
+    out = tmp_path / "grades.csv"
+    kept = [{"student": "done", "submission": str(done), "exercise": n, "passed": True, "reason": "passed", "seconds": 0.5}
+            for n in CH03]
+    out.with_name("grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
+                                                   + "".join(gradebook.csv_line(r.values()) for r in kept))
+    run = run_grader([str(tmp_path), "--out", str(out), "--resume"])
     assert run.returncode == 0, run.stderr[-2000:]
-    assert run.stdout.startswith("graded 23 submissions") and "job(s)" in run.stdout, run.stdout
-    header = (graded["root"] / "grades.csv").read_text(encoding="utf-8").splitlines()[0]
-    assert header == "submission,exercise,passed,reason,seconds"
-    for who in ("patcher", "hang", "crash", "exit", "syntax", "spam", "escape", "helper", "memory", "honest1", "honest2"):
-        assert sorted(graded["by"][who]) == sorted(CH03), who
-    assert len(graded["rows"]) == 13 * 3 + 3 + 26 * 3
+    by = rows_by(out)
+    assert [r["seconds"] for r in by["done"].values()] == ["0.5"] * 3       # not graded again
+    assert by["stub"]["split_heads"]["reason"] == "not attempted"
+    assert by["stub"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
+    assert not out.with_name("grades.csv.partial").exists()
 
 
-def check_the_honest_copies_keep_their_full_grade_after_the_hostile_ones(graded):
-    for who in ("honest1", "honest2", "helper", "exit"):
-        assert all(passed(graded, who, n) for n in CH03), (who, graded["by"][who])
+def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_is_said_in_one_line(tmp_path):
+    stub = notebook(tmp_path / "a" / "03_attention.ipynb", [IMPORTS])
+    missing = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
+                             env={**os.environ, "COURSE_GRADER_BWRAP": str(tmp_path / "no-bwrap")}, timeout=300)
+    assert missing.returncode == 2 and "apt-get install bubblewrap" in missing.stderr, missing.stderr
+    refusing = tmp_path / "bwrap"
+    refusing.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    refusing.chmod(0o755)
+    run = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
+                         env={**os.environ, "COURSE_GRADER_BWRAP": str(refusing)}, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [line for line in run.stdout.splitlines() if line.startswith("isolation: WEAKER ISOLATION")]
+    assert lines and "No permissions to create new namespace" in lines[0], run.stdout
+    assert rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
 
 
-def check_patching_torch_and_the_checkers_inside_a_submission_changes_nothing(graded):
-    assert "upper- or lower-triangular" in reason(graded, "patcher", "make_causal_mask")
-    assert not passed(graded, "patcher", "attention_head")        # its own torch.softmax is broken, in its own process
+def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content(tmp_path):
+    nbgrader = chapter03(tmp_path / "course" / "submitted" / "alice" / "ps1" / "03_attention.ipynb")
+    flat = chapter03(tmp_path / "flat" / "-2+3.ipynb", chapter=None)
+    assert submissions.find([tmp_path / "course"]) == [(str(nbgrader), "alice")]
+    assert submissions.find([nbgrader, tmp_path / "flat"]) == [(str(nbgrader), "alice"), (str(flat), "-2+3")]
+    assert submissions.load(str(flat), "x").exercises == CH03                          # by its code
+    other = notebook(tmp_path / "x.ipynb", ["def layer_norm(x):\n    pass"], chapter="03")
+    assert submissions.load(str(other), "x").exercises == CH03                         # metadata first
+    for path in SOLUTIONS:                          # one notebook per chapter, or one holding them all
+        assert submissions.load(str(path), "s").exercises, path
+    assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
+    assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
+    assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
 
 
-def check_the_courses_answer_and_a_rigged_list_do_not_pass(graded):
-    assert "write it from scratch" in reason(graded, "reference", "make_causal_mask")
-    assert passed(graded, "reference", "attention_head")             # the course's mask inside a head is allowed
-    assert "LOWEST rank" in reason(graded, "rigged", "bpe_merge")
-    assert "byte_to_char" in reason(graded, "rigged", "byte_table") and "from scratch" in reason(graded, "rigged", "byte_table")
-    assert passed(graded, "rigged", "stream_decode")
-
-
-def check_a_hang_a_crash_and_a_memory_hog_each_get_their_reason_and_the_rest_is_graded(graded):
-    assert "did not return within 3 s" in reason(graded, "hang", "make_causal_mask")
-    assert "process ended" in reason(graded, "crash", "make_causal_mask")
-    assert not passed(graded, "memory", "split_heads") and "raised" in reason(graded, "memory", "split_heads")
-    for who, why in (("hang", "did not return within 3 s"), ("crash", "process ended")):
-        assert why in reason(graded, who, "attention_head")           # it calls the learner's own mask
-        assert passed(graded, who, "split_heads"), graded["by"][who]  # graded in a fresh process
-
-
-def check_syntax_errors_stray_name_errors_output_and_invalid_json_are_rows(graded):
-    assert reason(graded, "syntax", "attention_head").startswith("no function attention_head: its cell")
-    assert "SyntaxError" in reason(graded, "syntax", "attention_head")
-    assert passed(graded, "syntax", "make_causal_mask") and passed(graded, "syntax", "split_heads")
-    assert all(passed(graded, "spam", n) for n in CH03)
-    broken = graded["by"]["broken"]
-    assert sorted(broken) == ["embed", "last_scores", "one_hot_rows"]
-    assert all("02_embeddings.ipynb is not valid JSON (line" in r["reason"] for r in broken.values())
-
-
-def check_a_submission_runs_confined_and_writes_nothing_outside_its_folder(graded):
-    assert passed(graded, "escape", "make_causal_mask"), reason(graded, "escape", "make_causal_mask")
-    assert [c for c in graded["canaries"] if c.exists()] == []
-    assert "without network, a private /tmp" in graded["run"].stdout
-    assert re.search(r"ran as uid 61\d\d\d,", graded["run"].stdout), graded["run"].stdout
-
-
-def check_the_solutions_score_26_of_26_and_the_stubs_0_of_26_not_attempted(graded):
-    for who in ("solutions", "solutions_zh"):
-        assert sorted(graded["by"][who]) == sorted(EXERCISES)
-        failed = {name: r["reason"] for name, r in graded["by"][who].items() if r["passed"] != "True"}
-        assert not failed, f"{who}: {failed}"
-    stubs = graded["by"]["stubs"]
-    assert sorted(stubs) == sorted(EXERCISES)
-    other = {name: (r["passed"], r["reason"]) for name, r in stubs.items()
-             if (r["passed"], r["reason"]) != ("False", "not attempted")}
-    assert not other, f"stubs: {other}"
-
-
-def check_the_feedback_shows_what_the_learner_would_have_seen(graded):
-    files = sorted((graded["root"] / "feedback").glob("*.md"))
-    assert len(files) == 23
-    syntax = next(f.read_text(encoding="utf-8") for f in files if "06-syntax" in f.read_text(encoding="utf-8").splitlines()[0])
-    assert "**2/3** exercises passed." in syntax and "✓ make_causal_mask" in syntax
-    assert "NameError: name 'undefined_name' is not defined" in syntax
-
-
-CHECKS = [
-    check_the_batch_finishes_with_exit_0_a_summary_line_and_one_row_per_submission_and_exercise,
-    check_the_honest_copies_keep_their_full_grade_after_the_hostile_ones,
-    check_patching_torch_and_the_checkers_inside_a_submission_changes_nothing,
-    check_the_courses_answer_and_a_rigged_list_do_not_pass,
-    check_a_hang_a_crash_and_a_memory_hog_each_get_their_reason_and_the_rest_is_graded,
-    check_syntax_errors_stray_name_errors_output_and_invalid_json_are_rows,
-    check_a_submission_runs_confined_and_writes_nothing_outside_its_folder,
-    check_the_solutions_score_26_of_26_and_the_stubs_0_of_26_not_attempted,
-    check_the_feedback_shows_what_the_learner_would_have_seen,
-]
+def test_a_file_name_that_looks_like_an_option_is_graded_not_refused(tmp_path):
+    name = chapter03(tmp_path / "-2+3.ipynb", replace={"split_heads": "def split_heads(x, n_head):\n    raise NotImplementedError"})
+    run = run_grader([str(name.name), "--out", "grades.csv", "--jobs", "1"], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert rows_by(tmp_path / "grades.csv")["'-2+3"]["split_heads"]["reason"] == "not attempted"

@@ -105,7 +105,7 @@ def _grader_failed(path: str, student: str, error: BaseException) -> list[dict]:
 
 def parse(argv):
     parser = argparse.ArgumentParser(prog="python -m course_lib.grading", description=__doc__.split("\n")[0])
-    parser.add_argument("paths", nargs="+", metavar="PATH",
+    parser.add_argument("paths", nargs="*", metavar="PATH",
                         help="notebooks, folders of notebooks, or an nbgrader course folder (submitted/<student>/<assignment>/)")
     parser.add_argument("--out", required=True, help="the gradebook CSV to write (a new file, 0600)")
     parser.add_argument("--summary", help="also write one row per student: student,passed,attempted,total")
@@ -118,7 +118,14 @@ def parse(argv):
     parser.add_argument("--memory", type=float, default=4.0, help="GiB of data a submission may allocate beyond what Python and torch hold (4)")
     parser.add_argument("--disk", type=float, default=256.0, help="MiB of the submission's private /tmp (256)")
     parser.add_argument("--jobs", type=int, default=1, help="submissions graded side by side (1)")
-    return parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    # a submission named like an option ("-2+3.ipynb", from a shell's *.ipynb) is a PATH, not an error
+    args.paths += [u for u in unknown if os.path.exists(u)]
+    if any(not os.path.exists(u) for u in unknown):
+        parser.error(f"unrecognized arguments: {' '.join(u for u in unknown if not os.path.exists(u))}")
+    if not args.paths:
+        parser.error("name at least one PATH (a notebook, a folder of notebooks, or an nbgrader course)")
+    return args
 
 
 def main(argv=None) -> int:

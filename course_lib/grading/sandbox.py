@@ -9,7 +9,7 @@ Flatpak uses) with:
   only a loopback network, and its SysV / POSIX IPC objects vanish with it;
 * a filesystem of its own: read-only /usr, the Python install, the venv, the ``course_lib``
   package and its ``data/``; a private /tmp (its working folder) and /dev/shm of ``disk_bytes``
-  each; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
+  each, the only places it can write; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
   gradebook, no home folder;
 * as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
   a lock file, so two submissions graded side by side never share one); as a normal user:
@@ -101,7 +101,7 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[s
         args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm",
-             "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+             "--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
         args += ["--setenv", name, value]
     return args

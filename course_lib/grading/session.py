@@ -10,8 +10,8 @@ its comparisons stay in this process, out of the submission's reach.
 Time is the submission's CPU time, read from /proc, so a loaded machine cannot turn a pass into
 a fail: each cell gets ``cell_seconds`` of it, each call ``call_seconds``, each exercise
 ``exercise_seconds``; a cell or call that waits instead (sleeps, blocks) is stopped after
-:data:`WALL_FACTOR` times its budget of wall time. A cell that runs too long ends the process and
-is skipped when the cells run again (reported as "cell N ran longer than S s"); a call that runs
+:data:`WALL_FACTOR` times its budget of wall time (a cell: at least :data:`CELL_WALL`). A cell
+that runs too long ends the process and is skipped when the cells run again (reported as "cell N ran longer than S s"); a call that runs
 too long, a process that ends or a reply that cannot be read ends the process and fails that
 exercise with the reason; the next exercise starts a fresh process in a fresh sandbox.
 """
@@ -30,6 +30,7 @@ from . import wire
 from .sandbox import Sandbox
 
 WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget (a machine at load 16 on 2 cores: 8)
+CELL_WALL = 600.0         # wall seconds a cell may wait (sleep, block) whatever its CPU budget
 POLL = 0.25               # seconds between two readings of the submission's CPU time
 
 
@@ -91,7 +92,7 @@ class Session:
             cell = None
             while True:
                 try:
-                    message, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
+                    message, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20, wall=CELL_WALL)
                 except wire.Timeout:
                     self.kill()
                     if cell is None:
@@ -112,12 +113,13 @@ class Session:
     def _receive(self, deadline: float):
         return wire.receive(self.sandbox.sock, deadline, limit=64 << 20)
 
-    def wait(self, cpu_seconds: float, cpu_left: float, limit: int = wire.MAX_MESSAGE):
+    def wait(self, cpu_seconds: float, cpu_left: float, limit: int = wire.MAX_MESSAGE, wall: float = 5.0):
         """The next message; wire.Timeout once the submission has used ``cpu_seconds`` of CPU
-        since now (or ``cpu_left``), or waited :data:`WALL_FACTOR` times that in wall time."""
+        since now (or ``cpu_left``), or waited :data:`WALL_FACTOR` times that (at least ``wall``
+        seconds) in wall time."""
         sock, sandbox = self.sandbox.sock, self.sandbox
         budget = min(cpu_seconds, cpu_left)
-        cpu_start, wall_end = sandbox.cpu_seconds(), time.monotonic() + WALL_FACTOR * budget + 5
+        cpu_start, wall_end = sandbox.cpu_seconds(), time.monotonic() + max(wall, WALL_FACTOR * budget + 5)
         while True:
             ready, _, _ = select.select([sock], [], [], POLL)
             if ready:        # a message has begun: all of it is on its way (a GPT-2-sized table takes a while)

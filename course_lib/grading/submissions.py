@@ -15,7 +15,7 @@ A submission is graded on its chapter's exercises: the chapter its metadata carr
 else the ``NN_`` in its file name ("Copy of 03_attention.ipynb": 03), else the chapters whose
 exercises its code defines (a notebook holding several chapters' exercises is graded on those),
 else all of them. Its language is ``metadata["course"]["language"]``, else "zh" when a code cell
-calls ``set_language("zh")``, else "en". nbformat 3 notebooks are upgraded with nbformat's own
+calls ``set_language("zh")`` or ``start(language="zh")``, else "en". nbformat 3 notebooks are upgraded with nbformat's own
 converter.
 """
 from __future__ import annotations
@@ -126,7 +126,8 @@ def language_of(notebook: dict, cells: list[str]) -> str:
     language = _course_metadata(notebook).get("language")
     if language in ("en", "zh"):
         return language
-    return "zh" if any(re.search(r"set_language\(\s*['\"]zh['\"]\s*\)", c) for c in cells) else "en"
+    said = re.compile(r"(?:set_language\(\s*|\blanguage\s*=\s*)['\"]zh['\"]")       # set_language("zh"), start(language="zh")
+    return "zh" if any(said.search(c) for c in cells) else "en"
 
 
 def load(path: str, student: str) -> Submission:
