@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from course_lib.exercises import EXERCISES
-from course_lib.grading import gradebook, submissions
+from course_lib.grading import gradebook, sandbox, submissions
 
 ROOT = Path(__file__).resolve().parent.parent
 SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
@@ -188,20 +188,9 @@ def run_grader(args: list[str], user: str | None = None, cwd: Path | None = None
 
 
 def as_user(user: str, command: list[str]) -> list[str]:
-    """``command`` as ``user`` (from root): setpriv, inside a mount namespace (an outer bwrap)
-    in which a folder closed to others that holds Python or the checkout (/root, for
-    /root/.pyenv) is a tmpfs holding just what is needed."""
-    needed = {os.path.realpath(sys.base_prefix), sys.prefix, str(ROOT)}
-    args = ["bwrap", "--dev-bind", "/", "/"]
-    for path in sorted(needed):
-        parts = Path(path).parts
-        for depth in range(2, len(parts)):
-            closed = Path(*parts[:depth])
-            if os.stat(closed).st_mode & 0o001 == 0:
-                args += ["--tmpfs", str(closed), "--dev-bind", str(closed / parts[depth]), str(closed / parts[depth])]
-                break
+    """``command`` as ``user`` (from root), able to reach Python and the checkout (sandbox.as_user)."""
     entry = pwd.getpwnam(user)
-    return args + ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", "--", *command]
+    return sandbox.as_user("bwrap", entry.pw_uid, entry.pw_gid, [os.path.realpath(sys.base_prefix), sys.prefix, ROOT]) + command
 
 
 def unprivileged_user() -> str:

@@ -12,8 +12,9 @@ Flatpak uses) with:
   each, the only places it can write; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
   gradebook, no home folder;
 * as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
-  a lock file, so two submissions graded side by side never share one); as a normal user:
-  that user's uid, mapped into the new user namespace;
+  a lock file, so two submissions graded side by side never share one), bwrap itself running
+  as that uid (:func:`as_user`); as a normal user: that user's uid, mapped into the new user
+  namespace;
 * the process limit, memory, file size and CPU limits are set by the learner process itself,
   inside the new user namespace, before any learner code runs (``learner.confine``).
 
@@ -82,13 +83,33 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))
 
 
+def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
+    """From root: the command prefix that runs what follows as ``uid``/``gid``, able to reach
+    ``paths`` even when a folder above one is closed to others (Python under /root/.pyenv, /root
+    being 0700): in a mount namespace of its own (an outer bwrap) that folder is a tmpfs
+    holding just the needed child, bound from the real one. Nothing changes outside it."""
+    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"]
+    for path in sorted({os.path.abspath(p) for p in paths}):
+        parts = path.split(os.sep)[1:]
+        for depth in range(1, len(parts)):
+            closed = os.sep + os.path.join(*parts[:depth])
+            child = os.path.join(closed, parts[depth])
+            if os.stat(closed).st_mode & 0o001 == 0:
+                args += ["--tmpfs", closed, "--dev-bind", child, child]
+                break
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return args + ["--", setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+
+
 def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[str]:
-    """The bwrap arguments that build a submission's sandbox (the command follows them)."""
+    """The command that builds a submission's sandbox (the learner's command follows it). As
+    root, bwrap itself runs as ``uid`` (:func:`as_user`): a bwrap run by root does not enforce
+    the sandbox's process limit."""
     from ..data import data_dir
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--ro-bind", "/usr", "/usr"]
     if os.getuid() == 0:
-        args += ["--uid", str(uid), "--gid", str(uid)]
+        args = as_user(bwrap, uid, uid, runtime_paths()) + args
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = "/" + top
         if os.path.islink(path):                              # merged /usr: /lib -> usr/lib
