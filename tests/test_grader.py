@@ -1,17 +1,19 @@
 """The class grader (python -m course_lib.grading): a class graded in sandboxes, as root and as a normal user.
 
-Two classes, each graded once with --jobs 2 while a CPU hog runs: one by root (skipped, with the
-reason, when the tests run as a normal user), one by an unprivileged user (as root: the user
+Two classes, each graded once with --jobs 2: one by root (skipped, with the reason, when the
+tests run as a normal user) while a CPU hog runs, one by an unprivileged user (as root: the user
 ``probeuser`` — or $COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the
-tests' own user), from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each class holds
-honest copies of the worked solutions (found with a glob over notebooks/solutions/*.ipynb) and
-hostile submissions: a SysV shared-memory segment left for the next submission, a submission
-that looks for the gradebook, the feedback, the solutions and other submissions, ``kill(-1)``
-after a fork bomb, a loop that never ends, files written everywhere, the network. Root's class
-also has a 65 s honest cell, a cell that uses more CPU than a call's budget, a cell that never
-ends, formula-injection file names, Colab's "Copy of 03_attention.ipynb", an nbformat 3
-notebook, a Chinese notebook, and a student's HTML. Small tests: a symlinked --out, --resume,
-no bwrap, a kernel that refuses namespaces, and the rules that name and read submissions.
+tests' own user) from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an
+honest copy of the worked solutions (found with a glob over notebooks/solutions/*.ipynb), a
+loop that never ends, and two hostile submissions: one runs a fork bomb, ``kill(-1)``, writes
+files everywhere and leaves a SysV shared-memory segment; the other looks for that segment, the
+gradebook, the feedback, the solutions, other submissions, the grader's processes and the
+network. Root's class also has a 65 s honest cell (sleeping), a cell that uses more CPU than a
+call's and an exercise's budget, a cell that never ends, formula-injection file names, Colab's
+"Copy of 03_attention.ipynb", a renamed copy, an nbformat 3 notebook, a Chinese notebook with a
+student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
+a kernel that refuses namespaces, a file named like an option, the rules that name and read
+submissions.
 """
 import csv
 import json
@@ -148,21 +150,20 @@ subprocess.Popen(["sh", "-c", "sleep 3; touch {late}"], start_new_session=True)
 
 
 def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
-    """The isolation probes and honest copies, each at ``layout(subs, student)``; (student -> path, canaries)."""
+    """The isolation probes and an honest copy, each at ``layout(subs, student)``; (student -> path, canaries)."""
     canaries = [Path("/tmp") / f"canary-{os.getpid()}-{subs.name}", ROOT / f"canary-{os.getpid()}", out.parent / "canary"]
     late = Path("/tmp") / f"canary-late-{os.getpid()}-{subs.name}"
-    paths = {"honest1": chapter03(layout(subs, "honest1"))}
+    paths = {"honest": chapter03(layout(subs, "honest"))}
     secrets = [out, out.with_name(out.name + ".partial"), out.parent / "feedback", *SOLUTIONS, ROOT / "README.md",
-               paths["honest1"], subs]
+               paths["honest"], subs]
     paths |= {
-        "shm-writer": chapter03(layout(subs, "shm-writer"), SHM_WRITE),
-        "shm-reader": chapter03(layout(subs, "shm-reader"), replace={"make_causal_mask": guarded_mask(SHM_READ)}),
-        "snoop": chapter03(layout(subs, "snoop"), replace={"make_causal_mask": guarded_mask(snoop(secrets))}),
-        "killer": chapter03(layout(subs, "killer"), FORK_BOMB, replace={"make_causal_mask": guarded_mask(
-            "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')")}),
-        "escape": chapter03(layout(subs, "escape"), ESCAPES.format(targets=[str(c) for c in canaries], late=late)),
+        # a fork bomb, kill(-1), files written everywhere, a SysV segment and a /dev/shm file left behind
+        "writer": chapter03(layout(subs, "writer"), FORK_BOMB, ESCAPES.format(targets=[str(c) for c in canaries], late=late),
+                            SHM_WRITE, replace={"make_causal_mask": guarded_mask(
+                                "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')")}),
+        # another submission's shared memory, the gradebook, feedback, solutions, processes, network
+        "reader": chapter03(layout(subs, "reader"), replace={"make_causal_mask": guarded_mask(SHM_READ + snoop(secrets))}),
         "hang": chapter03(layout(subs, "hang"), replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
-        "honest2": chapter03(layout(subs, "honest2")),
     }
     return paths, canaries + [late]
 
@@ -231,7 +232,7 @@ def shm_segment_left() -> bool:
 def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
     """Every isolation probe of :func:`hostile_class`; the problems found."""
     problems = []
-    for who in ("honest1", "honest2", "shm-writer", "shm-reader", "snoop", "killer", "escape"):
+    for who in ("honest", "writer", "reader"):
         failed = {n: r["reason"] for n, r in by.get(who, {}).items() if r["passed"] != "True"}
         if sorted(by.get(who, {})) != sorted(CH03) or failed:
             problems.append(f"{who}: {failed or sorted(by.get(who, {}))}")
@@ -252,7 +253,7 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
 
 # ---------------------------------------------------------------------------- root's class
 
-FORMULA_NAMES = ["=HYPERLINK(1)", "-2+3", "@SUM(A1)", "+cmd"]
+FORMULA_NAMES = ["=HYPERLINK(1)", "-2+3"]
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="the grader as root needs the tests to run as root; the normal-user test runs")
@@ -270,14 +271,13 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
         "endless-cell": chapter03(subs / "endless-cell" / "03_attention.ipynb", "while True:\n    pass"),
         "colab": chapter03(subs / "colab" / "Copy of 03_attention.ipynb", chapter=None, metadata={"colab": {"provenance": []}}),
         "renamed": chapter03(subs / "renamed" / "my work.ipynb"),
-        "zh": chapter03(subs / "zh" / "03_attention.ipynb", "from course_lib.ui.language import set_language\nset_language('zh')",
-                        language="zh", replace={"make_causal_mask": solution("make_causal_mask").replace("diagonal=1", "diagonal=0")}),
-        "html": chapter03(subs / "<b>html" / "03_attention.ipynb",
-                          replace={"split_heads": "def split_heads(x, n_head):\n    raise ValueError('<img src=x onerror=alert(1)>')"}),
+        "<b>zh": chapter03(subs / "<b>zh" / "03_attention.ipynb", "from course_lib.ui.language import set_language\nset_language('zh')",
+                           language="zh", replace={"make_causal_mask": solution("make_causal_mask").replace("diagonal=1", "diagonal=0"),
+                                                   "split_heads": "def split_heads(x, n_head):\n    raise ValueError('<img src=x onerror=alert(1)>')"}),
     }
     for name in FORMULA_NAMES:
         chapter03(subs / f"{name}.ipynb")
-    args = [str(subs), *map(str, SOLUTIONS), *map(str, SOLUTIONS_ZH), "--out", str(out), "--summary",
+    args = [str(subs), *map(str, SOLUTIONS), "--out", str(out), "--summary",
             str(out.parent / "summary.csv"), "--feedback", str(out.parent / "feedback"), *LIMITS]
     with CpuHog():
         run = run_grader(args)
@@ -291,7 +291,7 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
     endless = by.get("endless-cell", {})
     if not all(r["passed"] == "True" for r in endless.values()) or len(endless) != 3:
         problems.append(f"endless-cell: {endless}")
-    zh = by.get("zh", {}).get("make_causal_mask", {})
+    zh = by.get("<b>zh", {}).get("make_causal_mask", {})
     if zh.get("passed") != "False" or not re.search(r"[\u4e00-\u9fff]", zh.get("reason", "")):
         problems.append(f"zh: a Chinese hint expected, got {zh}")
     if sorted(k for k in by if k.startswith("'")) != sorted("'" + n for n in FORMULA_NAMES):
@@ -300,10 +300,9 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
     if re.search(r'(^|,)"[=+\-@]', raw, re.M):
         problems.append("a cell of the gradebook begins with = + - or @")
     by_path = rows_by(out, "submission")
-    for paths_ in (SOLUTIONS, SOLUTIONS_ZH):
-        graded = {n: r for p in paths_ for n, r in by_path.get(str(p), {}).items()}
-        if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
-            problems.append(f"solutions {[p.name for p in paths_]}: {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
+    graded = {n: r for p in SOLUTIONS for n, r in by_path.get(str(p), {}).items()}
+    if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
+        problems.append(f"solutions: {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
     problems += check_outputs(out, by)
     assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
 
@@ -315,12 +314,12 @@ def check_outputs(out: Path, by: dict) -> list[str]:
         if os.stat(path).st_mode & 0o077:
             problems.append(f"{path} is readable by others")
     summary = {r["student"]: r for r in csv.DictReader((out.parent / "summary.csv").open(encoding="utf-8"))}
-    if summary.get("honest1") != {"student": "honest1", "passed": "3", "attempted": "3", "total": "3"}:
-        problems.append(f"summary: {summary.get('honest1')}")
+    if summary.get("honest") != {"student": "honest", "passed": "3", "attempted": "3", "total": "3"}:
+        problems.append(f"summary: {summary.get('honest')}")
     feedback = out.parent / "feedback"
-    if not (feedback / "honest1.md").is_file():
+    if not (feedback / "honest.md").is_file():
         problems.append(f"feedback files: {sorted(p.name for p in feedback.iterdir())}")
-    html = (feedback / "b_html.md").read_text(encoding="utf-8") if (feedback / "b_html.md").is_file() else ""
+    html = (feedback / "b_zh.md").read_text(encoding="utf-8") if (feedback / "b_zh.md").is_file() else ""
     outside_fences, fenced = [], False
     for line in html.splitlines():
         if line.startswith("```"):
@@ -346,8 +345,7 @@ def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_p
             for folder, dirs, files in os.walk(work):
                 for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
                     os.chown(name, uid, pwd.getpwnam(user).pw_gid)
-        with CpuHog():
-            run = run_grader([str(work / "course"), "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS], user)
+        run = run_grader([str(work / "course"), "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS], user)
         assert run.returncode == 0, run.stderr[-3000:]
         by = rows_by(out)
         problems = check_isolation(by, canaries, run, uid)
