@@ -71,7 +71,6 @@ def find(paths) -> list[tuple[str, str]]:
 
 def read_notebook(path: str) -> dict:
     """The notebook as nbformat 4 (a version 3 one upgraded); ValueError naming the file."""
-    import nbformat
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
@@ -84,6 +83,7 @@ def read_notebook(path: str) -> dict:
         raise ValueError(f"{path} is JSON but not a notebook (not an object)")
     if notebook.get("nbformat") == 3 and isinstance(notebook.get("worksheets"), list):
         try:
+            import nbformat                  # JupyterLab's own; needed only for nbformat 3
             notebook = nbformat.convert(nbformat.from_dict(notebook), 4)
         except Exception as error:                                  # nbformat's own message
             raise ValueError(f"{path} is an nbformat 3 notebook nbformat cannot upgrade ({error})") from None
