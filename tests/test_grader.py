@@ -6,7 +6,7 @@ tests run as a normal user) while a CPU hog runs, one by an unprivileged user (a
 tests' own user) from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an
 honest copy of the worked solutions (found with a glob over notebooks/solutions/*.ipynb), a
 loop that never ends, and two hostile submissions: one runs a fork bomb, ``kill(-1)``, writes
-files everywhere and leaves a SysV shared-memory segment; the other looks for that segment, the
+files everywhere, fills its /tmp and leaves a SysV shared-memory segment; the other looks for that segment, the
 gradebook, the feedback, the solutions, other submissions, the grader's processes and the
 network. Root's class also has a 65 s honest cell (sleeping), a cell that uses more CPU than a
 call's and an exercise's budget, a cell that never ends, formula-injection file names, Colab's
@@ -137,6 +137,18 @@ for _ in range(300):
 os.kill(-1, signal.SIGKILL)              # everything this submission started; never the grader
 """
 
+DISK_FILL = """
+written = 0
+for i in range(6):                       # 360 MiB, in files of 60 MiB, into a /tmp of 256 MiB
+    try:
+        with open(f"/tmp/fill{i}", "wb") as fill:
+            for _ in range(60):
+                fill.write(b"x" * (1 << 20))
+                written += 1 << 20
+    except OSError:
+        break
+"""
+
 ESCAPES = """
 import os, subprocess, pathlib
 for target in {targets!r}:
@@ -159,8 +171,9 @@ def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
     paths |= {
         # a fork bomb, kill(-1), files written everywhere, a SysV segment and a /dev/shm file left behind
         "writer": chapter03(layout(subs, "writer"), FORK_BOMB, ESCAPES.format(targets=[str(c) for c in canaries], late=late),
-                            SHM_WRITE, replace={"make_causal_mask": guarded_mask(
-                                "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')")}),
+                            SHM_WRITE, DISK_FILL, replace={"make_causal_mask": guarded_mask(
+                                "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')\n"
+                                "if not 200 << 20 < written <= 256 << 20:\n    raise AssertionError(f'{written} bytes written')")}),
         # another submission's shared memory, the gradebook, feedback, solutions, processes, network
         "reader": chapter03(layout(subs, "reader"), replace={"make_causal_mask": guarded_mask(SHM_READ + snoop(secrets))}),
         "hang": chapter03(layout(subs, "hang"), replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
