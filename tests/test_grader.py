@@ -339,8 +339,8 @@ def check_outputs(out: Path, by: dict) -> list[str]:
             fenced = not fenced
         elif not fenced:
             outside_fences.append(line)
-    if not html or "<" in "\n".join(outside_fences) or "onerror" not in html:
-        problems.append(f"the student's HTML is not escaped in its feedback:\n{html[:800]}")
+    if not html or "<" in "\n".join(outside_fences) or "onerror" not in html or "道练习通过" not in html:
+        problems.append(f"the student's HTML is not escaped in its Chinese feedback:\n{html[:800]}")
     return problems
 
 

@@ -40,7 +40,8 @@ _worker: dict = {}
 
 def _row(sub, name: str, passed: bool, reason: str, seconds: float, message: str = "") -> dict:
     return {"student": sub.student, "submission": sub.path, "exercise": name, "passed": passed,
-            "reason": reason, "seconds": round(seconds, 3), "message": message or f"✗ {name}: {reason}"}
+            "reason": reason, "seconds": round(seconds, 3), "message": message or f"✗ {name}: {reason}",
+            "language": sub.language}
 
 
 def _missing_reason(name: str, cells: list[str], cell_errors: list[dict]) -> str:

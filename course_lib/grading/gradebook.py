@@ -160,15 +160,21 @@ def _block(text: str) -> list[str]:
     return [fence, text, fence]
 
 
+# the feedback's own words, in the notebook's language (the hints come from the checkers)
+FRAME = {"en": {"notebook": "Notebook", "passed": "exercises passed.", "cells": "Cells that raised an error"},
+         "zh": {"notebook": "笔记本", "passed": "道练习通过。", "cells": "运行出错的单元格"}}
+
+
 def feedback_markdown(student: str, path: str, rows: list[dict], cell_errors: list[dict]) -> str:
     """What the learner would have seen, as Markdown: score, each check's lines, cell errors."""
+    words = FRAME.get(rows[0].get("language", "en") if rows else "en", FRAME["en"])
     score = sum(str(r["passed"]) == "True" for r in rows)
-    lines = [f"# {_inline(student)}", "", f"Notebook: {_inline(path)}", "",
-             f"**{score}/{len(rows)}** exercises passed.", ""]
+    lines = [f"# {_inline(student)}", "", f"{words['notebook']}: {_inline(path)}", "",
+             f"**{score}/{len(rows)}** {words['passed']}", ""]
     for row in rows:
         lines += [f"## {_inline(row['exercise'])}", "", *_block(row.get("message") or row["reason"]), ""]
     if cell_errors:
-        lines += ["## Cells that raised an error", ""]
+        lines += [f"## {words['cells']}", ""]
         lines += _block("\n".join(f"cell {e['cell']}, line {e['line']}: {e['error']}" for e in cell_errors)) + [""]
     return "\n".join(lines)
 
