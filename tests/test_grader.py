@@ -382,21 +382,20 @@ def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
     assert target.read_text() == "keep me"
 
 
-def test_resume_keeps_the_rows_already_there_and_grades_the_rest(tmp_path):
-    done = chapter03(tmp_path / "done" / "03_attention.ipynb")
-    stub = notebook(tmp_path / "stub" / "03_attention.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
-    out = tmp_path / "grades.csv"
-    kept = [{"student": "done", "submission": str(done), "exercise": n, "passed": True, "reason": "passed", "seconds": 0.5}
-            for n in CH03]
-    out.with_name("grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
-                                                   + "".join(gradebook.csv_line(r.values()) for r in kept))
-    run = run_grader([str(tmp_path), "--out", str(out), "--resume"])
+def test_resume_keeps_the_rows_already_there_and_a_file_named_like_an_option_is_graded(tmp_path):
+    chapter03(tmp_path / "done" / "03_attention.ipynb")
+    notebook(tmp_path / "-2+3.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
+    kept = [{"student": "03_attention", "submission": "done/03_attention.ipynb", "exercise": n, "passed": True,
+             "reason": "passed", "seconds": 0.5} for n in CH03]
+    (tmp_path / "grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
+                                                 + "".join(gradebook.csv_line(r.values()) for r in kept))
+    run = run_grader(["done", "-2+3.ipynb", "--out", "grades.csv", "--resume"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
-    by = rows_by(out)
-    assert [r["seconds"] for r in by["done"].values()] == ["0.5"] * 3       # not graded again
-    assert by["stub"]["split_heads"]["reason"] == "not attempted"
-    assert by["stub"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
-    assert not out.with_name("grades.csv.partial").exists()
+    by = rows_by(tmp_path / "grades.csv")
+    assert [r["seconds"] for r in by["03_attention"].values()] == ["0.5"] * 3       # not graded again
+    assert by["'-2+3"]["split_heads"]["reason"] == "not attempted"                  # escaped, and graded
+    assert by["'-2+3"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
+    assert not (tmp_path / "grades.csv.partial").exists()
 
 
 def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_is_said_in_one_line(tmp_path):
@@ -428,10 +427,3 @@ def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content
     assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
     assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
     assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
-
-
-def test_a_file_name_that_looks_like_an_option_is_graded_not_refused(tmp_path):
-    name = chapter03(tmp_path / "-2+3.ipynb", replace={"split_heads": "def split_heads(x, n_head):\n    raise NotImplementedError"})
-    run = run_grader([str(name.name), "--out", "grades.csv", "--jobs", "1"], cwd=tmp_path)
-    assert run.returncode == 0, run.stderr[-2000:]
-    assert rows_by(tmp_path / "grades.csv")["'-2+3"]["split_heads"]["reason"] == "not attempted"
