@@ -278,7 +278,6 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
         {"cell_type": "code", "language": "python", "input": c["source"], "outputs": [], "metadata": {}} for c in v3["cells"]]}]}
     (subs / "nbformat3" / "03_attention.ipynb").write_text(json.dumps(v3))
     paths |= {
-        "sleeper": chapter03(subs / "sleeper" / "03_attention.ipynb", "import time\ntime.sleep(65)"),
         "busy": chapter03(subs / "busy" / "03_attention.ipynb",
                           "import time\nstart = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass"),
         "endless-cell": chapter03(subs / "endless-cell" / "03_attention.ipynb", "while True:\n    pass"),
@@ -290,7 +289,9 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
     }
     for name in FORMULA_NAMES:
         chapter03(subs / f"{name}.ipynb")
-    args = [str(subs), *map(str, SOLUTIONS), "--out", str(out), "--summary",
+    first = tmp_path / "first"                         # the longest submissions start first
+    paths["sleeper"] = chapter03(first / "sleeper" / "03_attention.ipynb", "import time\ntime.sleep(65)")
+    args = [*map(str, SOLUTIONS), str(first), str(subs), "--out", str(out), "--summary",
             str(out.parent / "summary.csv"), "--feedback", str(out.parent / "feedback"), *LIMITS]
     with CpuHog():
         run = run_grader(args)
