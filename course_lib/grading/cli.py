@@ -140,6 +140,8 @@ def main(argv=None) -> int:
         namespaces, isolation = sandbox.probe(sandbox.claim_uid(), limits.disk_bytes)
         book = gradebook.Gradebook(args.out, args.resume)
         folder = gradebook.private_folder(Path(args.feedback)) if args.feedback else None
+        if args.summary:
+            gradebook.refuse_symlink(Path(args.summary), "--summary")
     except (sandbox.MissingBwrap, ValueError, OSError) as error:
         print(f"python -m course_lib.grading: {error}", file=sys.stderr)
         return 2
