@@ -8,10 +8,11 @@ honest copy of the worked solutions (found with a glob over notebooks/solutions/
 loop that never ends, and two hostile submissions: one runs a fork bomb, ``kill(-1)``, writes
 files everywhere, fills its /tmp and leaves a SysV shared-memory segment; the other looks for that segment, the
 gradebook, the feedback, the solutions, other submissions, the grader's processes and the
-network. Root's class also has a 65 s honest cell (sleeping), a cell that uses more CPU than a
-call's and an exercise's budget, a cell that never ends, formula-injection file names, Colab's
-"Copy of 03_attention.ipynb", a renamed copy, an nbformat 3 notebook, a Chinese notebook with a
-student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
+network. Root's class also has an honest slow notebook (a 65 s cell that waits, a cell that
+uses more CPU than a call's and an exercise's budget, a call that uses most of its CPU budget
+and more than that in wall time under the hog), a cell that never ends, a formula-injection
+file name, Colab's "Copy of 03_attention.ipynb", a renamed copy in nbformat 3, a Chinese
+notebook with a student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
 a kernel that refuses namespaces, a file named like an option, the rules that name and read
 submissions.
 """
@@ -266,31 +267,36 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
 
 # ---------------------------------------------------------------------------- root's class
 
-FORMULA_NAMES = ["=HYPERLINK(1)", "-2+3"]
+FORMULA_NAMES = ["=HYPERLINK(1)"]       # "-2+3": the --resume test
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="the grader as root needs the tests to run as root; the normal-user test runs")
 def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_under_load(tmp_path):
     subs, out = tmp_path / "class", tmp_path / "grading" / "grades.csv"
     paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "03_attention.ipynb")
-    v3 = json.loads(chapter03(subs / "nbformat3" / "03_attention.ipynb").read_text())
+    # a renamed copy, in nbformat 3: its chapter from its metadata, upgraded by nbformat
+    v3 = json.loads(chapter03(subs / "renamed-v3" / "my work.ipynb").read_text())
     v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": v3["metadata"], "worksheets": [{"metadata": {}, "cells": [
         {"cell_type": "code", "language": "python", "input": c["source"], "outputs": [], "metadata": {}} for c in v3["cells"]]}]}
-    (subs / "nbformat3" / "03_attention.ipynb").write_text(json.dumps(v3))
+    (subs / "renamed-v3" / "my work.ipynb").write_text(json.dumps(v3))
     paths |= {
-        "busy": chapter03(subs / "busy" / "03_attention.ipynb",
-                          "import time\nstart = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass"),
+        "renamed-v3": subs / "renamed-v3" / "my work.ipynb",
         "endless-cell": chapter03(subs / "endless-cell" / "03_attention.ipynb", "while True:\n    pass"),
         "colab": chapter03(subs / "colab" / "Copy of 03_attention.ipynb", chapter=None, metadata={"colab": {"provenance": []}}),
-        "renamed": chapter03(subs / "renamed" / "my work.ipynb"),
         "<b>zh": chapter03(subs / "<b>zh" / "03_attention.ipynb", "from course_lib.ui.language import set_language\nset_language('zh')",
                            language="zh", replace={"make_causal_mask": solution("make_causal_mask").replace("diagonal=1", "diagonal=0"),
                                                    "split_heads": "def split_heads(x, n_head):\n    raise ValueError('<img src=x onerror=alert(1)>')"}),
     }
     for name in FORMULA_NAMES:
         chapter03(subs / f"{name}.ipynb")
-    first = tmp_path / "first"                         # the longest submissions start first
-    paths["sleeper"] = chapter03(first / "sleeper" / "03_attention.ipynb", "import time\ntime.sleep(65)")
+    # honest and slow, started first: a 65 s cell (waiting), a cell of 3.5 CPU seconds (more than a
+    # call's 2 and an exercise's 2.5), a first call of 1.5 of its 2 CPU seconds (more in wall time under the hog)
+    first = tmp_path / "first"
+    paths["slow"] = chapter03(first / "slow" / "03_attention.ipynb", "import time\ntime.sleep(65)",
+                              "start = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass",
+                              "SLOW = [True]", replace={"make_causal_mask": guarded_mask(
+                                  "if SLOW:\n    SLOW.clear()\n    start = time.process_time()\n"
+                                  "    while time.process_time() - start < 1.5:\n        pass")})
     args = [*map(str, SOLUTIONS), str(first), str(subs), "--out", str(out), "--summary",
             str(out.parent / "summary.csv"), "--feedback", str(out.parent / "feedback"), *LIMITS]
     with CpuHog():
@@ -299,7 +305,7 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
     by = rows_by(out)
     problems = check_isolation({k: by.get(k, {}) for k in paths}, canaries, run, -1)
     problems += [f"root's submissions still running: {learners_running(u)}" for u in range(61000, 61010) if learners_running(u)]
-    for who in ("sleeper", "busy", "nbformat3", "colab", "renamed"):
+    for who in ("slow", "renamed-v3", "colab"):
         if sorted(by.get(who, {})) != sorted(CH03) or any(r["passed"] != "True" for r in by[who].values()):
             problems.append(f"{who}: {by.get(who)}")
     endless = by.get("endless-cell", {})
