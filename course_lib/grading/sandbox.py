@@ -155,10 +155,13 @@ class Sandbox:
         else:                                     # the kernel refused the namespaces (said once, in the summary)
             from ..data import data_dir
             self.tmp = tempfile.mkdtemp(prefix="submission-")
+            user = {"user": uid, "group": uid, "extra_groups": []} if os.getuid() == 0 else {}
+            if user:
+                os.chown(self.tmp, uid, uid)
             self.process = subprocess.Popen(learner, pass_fds=[theirs.fileno()], cwd=self.tmp,
                                             env=sandbox_env(self.tmp, str(data_dir())), start_new_session=True,
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.PIPE)
+                                            stderr=subprocess.PIPE, **user)
         if self.root_pid is None:
             self.root_pid = self.process.pid
         theirs.close()
@@ -240,6 +243,7 @@ def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
         return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "
                       f"private /tmp of {disk_bytes >> 20} MiB, a process limit; {who})")
     why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[0]
+    who = f"uid {uid}" if os.getuid() == 0 else "your user"
     return False, (f"WEAKER ISOLATION: the kernel refused bubblewrap's namespaces ({why}): each submission "
-                   f"runs as a separate process with limits only, and can read what your user can read, "
+                   f"runs as a separate process with limits only, as {who}, and can read what {who} can read, "
                    f"reach the network and see other processes")
