@@ -418,7 +418,12 @@ def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_i
     assert run.returncode == 0, run.stderr[-2000:]
     lines = [line for line in run.stdout.splitlines() if line.startswith("isolation: WEAKER ISOLATION")]
     assert lines and "No permissions to create new namespace" in lines[0], run.stdout
-    assert rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
+    reason = rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"]
+    if IS_ROOT:        # still not as root: as a uid of its own, which may not reach a Python under /root
+        assert "as uid 6" in lines[0], lines[0]
+        assert reason == "no function named make_causal_mask in the notebook" or "process ended" in reason, reason
+    else:
+        assert reason == "no function named make_causal_mask in the notebook", reason
 
 
 def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content(tmp_path):
