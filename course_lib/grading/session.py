@@ -78,7 +78,11 @@ class Session:
 
     def _start(self) -> dict:
         self.handles, self.kept = {}, []
-        self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces)
+        try:
+            self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces)
+        except OSError as error:             # e.g. a Python its uid cannot reach (weaker isolation, as root)
+            self.sandbox = None
+            raise guard.Ended(f"the submission's process could not start ({type(error).__name__}: {error})") from None
         self.alive = True
         limits = self.limits
         spec = {"memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.submission_seconds) + 1,
