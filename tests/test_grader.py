@@ -309,7 +309,9 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
         if sorted(by.get(who, {})) != sorted(CH03) or any(r["passed"] != "True" for r in by[who].values()):
             problems.append(f"{who}: {by.get(who)}")
     endless = by.get("endless-cell", {})
-    if not all(r["passed"] == "True" for r in endless.values()) or len(endless) != 3:
+    said = out.parent / "feedback" / "endless-cell.md"
+    if not all(r["passed"] == "True" for r in endless.values()) or len(endless) != 3 or (
+            "cell 2 ran longer than 6 s" not in (said.read_text(encoding="utf-8") if said.is_file() else "")):
         problems.append(f"endless-cell: {endless}")
     zh = by.get("<b>zh", {}).get("make_causal_mask", {})
     if zh.get("passed") != "False" or not re.search(r"[\u4e00-\u9fff]", zh.get("reason", "")):
