@@ -14,7 +14,7 @@ and more than that in wall time under the hog), a cell that never ends, a formul
 file name, Colab's "Copy of 03_attention.ipynb", a renamed copy in nbformat 3, a Chinese
 notebook with a student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
 a kernel that refuses namespaces, a file named like an option, the rules that name and read
-submissions.
+submissions (tests/test_grader_options.py).
 """
 import csv
 import json
@@ -22,8 +22,6 @@ import os
 import pwd
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,52 +29,11 @@ from pathlib import Path
 import pytest
 
 from course_lib.exercises import EXERCISES
-from course_lib.grading import gradebook, sandbox, submissions
+from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, rows_by, run_grader,
+                            solution, unprivileged_user)
 
-ROOT = Path(__file__).resolve().parent.parent
-SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
-SOLUTIONS_ZH = sorted((ROOT / "notebooks" / "zh" / "solutions").glob("*.ipynb"))
-CH03 = ["make_causal_mask", "attention_head", "split_heads"]
-IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F"
 SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
-GRADE = [sys.executable, "-m", "course_lib.grading"]
 LIMITS = ["--jobs", "2", "--timeout", "2", "--exercise-timeout", "2.5", "--cell-timeout", "6", "--memory", "3"]
-IS_ROOT = os.getuid() == 0
-
-
-def solution(name: str) -> str:
-    """The worked solution's cell that defines ``name``, from whichever solutions notebook holds it."""
-    for path in SOLUTIONS:
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            source = "".join(cell["source"])
-            if cell["cell_type"] == "code" and source.startswith(f"def {name}("):
-                return source
-    raise LookupError(f"no solution of {name} in {[p.name for p in SOLUTIONS]}")
-
-
-def notebook(path: Path, cells: list[str], metadata: dict | None = None, chapter: str | None = "03", language="en") -> Path:
-    """A notebook at ``path`` with these code cells; the course's metadata unless ``chapter`` is None."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    meta = dict(metadata or {})
-    if chapter:
-        meta["course"] = {"chapter": chapter, "language": language, "kind": "exercises"}
-    nb_cells = [{"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None} for src in cells]
-    path.write_text(json.dumps({"cells": nb_cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
-    return path
-
-
-def chapter03(path: Path, *extra: str, replace: dict | None = None, **options) -> Path:
-    """Chapter 03's worked solutions (some replaced), ``extra`` cells first, a check cell after each."""
-    cells = [IMPORTS, *extra]
-    for name in CH03:
-        cells += [(replace or {}).get(name, solution(name)), f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"]
-    return notebook(path, cells, **options)
-
-
-def guarded_mask(check: str) -> str:
-    """A correct make_causal_mask that first runs ``check`` (which raises when isolation failed)."""
-    body = "\n".join("    " + line for line in check.strip().splitlines())
-    return f"def make_causal_mask(T):\n{body}\n    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)"
 
 
 SHM_WRITE = f"""
@@ -180,52 +137,6 @@ def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
         "hang": chapter03(layout(subs, "hang"), replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
     }
     return paths, canaries + [late]
-
-
-class CpuHog:
-    """A busy loop on one core for as long as the class is graded (the machine's load rises)."""
-
-    def __enter__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
-        return self
-
-    def __exit__(self, *exc):
-        self.process.kill()
-        self.process.wait()
-
-
-def run_grader(args: list[str], user: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    command = [*GRADE, *args]
-    if user is not None:
-        command = as_user(user, command)
-    return subprocess.run(command, cwd=cwd or Path(tempfile.gettempdir()), capture_output=True, text=True, timeout=900,
-                          env={**os.environ, "GRADER_SECRET": "s3cret"})
-
-
-def as_user(user: str, command: list[str]) -> list[str]:
-    """``command`` as ``user`` (from root), able to reach Python and the checkout (sandbox.as_user)."""
-    entry = pwd.getpwnam(user)
-    return sandbox.as_user("bwrap", entry.pw_uid, entry.pw_gid, [os.path.realpath(sys.base_prefix), sys.prefix, ROOT]) + command
-
-
-def unprivileged_user() -> str:
-    for name in (os.environ.get("COURSE_TEST_USER"), "probeuser", "nobody"):
-        if name:
-            try:
-                pwd.getpwnam(name)
-                return name
-            except KeyError:
-                continue
-    pytest.skip("no unprivileged user to run the grader as (set COURSE_TEST_USER)")
-
-
-def rows_by(out: Path, column: str = "student") -> dict:
-    """The gradebook's rows: ``by[student][exercise]`` (or by another column)."""
-    by = {}
-    with out.open(encoding="utf-8", newline="") as handle:
-        for row in csv.DictReader(handle):
-            by.setdefault(row[column], {})[row["exercise"]] = row
-    return by
 
 
 def learners_running(uid: int) -> list[str]:
@@ -378,66 +289,3 @@ def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_p
         assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
     finally:
         shutil.rmtree(work, ignore_errors=True)
-
-
-# ---------------------------------------------------------------------------- small cases
-
-def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
-    target = tmp_path / "precious.txt"
-    target.write_text("keep me")
-    (tmp_path / "grades.csv").symlink_to(target)
-    run = run_grader([str(tmp_path / "nothing.ipynb"), "--out", str(tmp_path / "grades.csv")])
-    assert run.returncode == 2 and "symbolic link" in run.stderr, run.stderr
-    assert target.read_text() == "keep me"
-
-
-def test_resume_keeps_the_rows_already_there_and_a_file_named_like_an_option_is_graded(tmp_path):
-    chapter03(tmp_path / "done" / "03_attention.ipynb")
-    notebook(tmp_path / "-2+3.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
-    kept = [{"student": "03_attention", "submission": "done/03_attention.ipynb", "exercise": n, "passed": True,
-             "reason": "passed", "seconds": 0.5} for n in CH03]
-    (tmp_path / "grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
-                                                 + "".join(gradebook.csv_line(r.values()) for r in kept))
-    run = run_grader(["done", "-2+3.ipynb", "--out", "grades.csv", "--resume"], cwd=tmp_path)
-    assert run.returncode == 0, run.stderr[-2000:]
-    by = rows_by(tmp_path / "grades.csv")
-    assert [r["seconds"] for r in by["03_attention"].values()] == ["0.5"] * 3       # not graded again
-    assert by["'-2+3"]["split_heads"]["reason"] == "not attempted"                  # escaped, and graded
-    assert by["'-2+3"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
-    assert not (tmp_path / "grades.csv.partial").exists()
-
-
-def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_is_said_in_one_line(tmp_path):
-    stub = notebook(tmp_path / "a" / "03_attention.ipynb", [IMPORTS])
-    missing = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
-                             env={**os.environ, "COURSE_GRADER_BWRAP": str(tmp_path / "no-bwrap")}, timeout=300)
-    assert missing.returncode == 2 and "apt-get install bubblewrap" in missing.stderr, missing.stderr
-    refusing = tmp_path / "bwrap"
-    refusing.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
-    refusing.chmod(0o755)
-    run = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
-                         env={**os.environ, "COURSE_GRADER_BWRAP": str(refusing)}, timeout=300)
-    assert run.returncode == 0, run.stderr[-2000:]
-    lines = [line for line in run.stdout.splitlines() if line.startswith("isolation: WEAKER ISOLATION")]
-    assert lines and "No permissions to create new namespace" in lines[0], run.stdout
-    reason = rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"]
-    if IS_ROOT:        # still not as root: as a uid of its own, which may not reach a Python under /root
-        assert "as uid 6" in lines[0], lines[0]
-        assert reason == "no function named make_causal_mask in the notebook" or "could not start" in reason, reason
-    else:
-        assert reason == "no function named make_causal_mask in the notebook", reason
-
-
-def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content(tmp_path):
-    nbgrader = chapter03(tmp_path / "course" / "submitted" / "alice" / "ps1" / "03_attention.ipynb")
-    flat = chapter03(tmp_path / "flat" / "-2+3.ipynb", chapter=None)
-    assert submissions.find([tmp_path / "course"]) == [(str(nbgrader), "alice")]
-    assert submissions.find([nbgrader, tmp_path / "flat"]) == [(str(nbgrader), "alice"), (str(flat), "-2+3")]
-    assert submissions.load(str(flat), "x").exercises == CH03                          # by its code
-    other = notebook(tmp_path / "x.ipynb", ["def layer_norm(x):\n    pass"], chapter="03")
-    assert submissions.load(str(other), "x").exercises == CH03                         # metadata first
-    for path in SOLUTIONS:                          # one notebook per chapter, or one holding them all
-        assert submissions.load(str(path), "s").exercises, path
-    assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
-    assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
-    assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
