@@ -61,6 +61,7 @@ class Session:
         self.cells, self.limits, self.uid, self.namespaces = cells, limits, uid, namespaces
         self.sandbox, self.alive = None, False
         self.too_long: dict[int, str] = {}             # cell number -> why it is skipped
+        self.failed: str | None = None                 # why the cells could not be run, once known
         self.exercise_cpu_end = float("inf")
         self.handles: dict[int, int] = {}          # id(object) -> handle, for objects sent once
         self.kept: list = []                       # those objects (kept alive: an id is never reused)
@@ -68,13 +69,20 @@ class Session:
     # ------------------------------------------------------------------ the process
     def start(self) -> dict:
         """A fresh process that has run the notebook's cells: {"cell_errors", "defined"}. A cell
-        that runs too long is skipped on the next try (at most 5 such cells, then Ended)."""
-        for _ in range(6):
-            try:
-                return self._start()
-            except CellTooLong as long:
-                self.too_long[long.cell] = str(long)
-        raise guard.Ended("the notebook's cells ran too long: " + "; ".join(self.too_long.values()))
+        that runs too long is skipped on the next try (at most 5 such cells). When the cells
+        cannot be run, Ended, and the same Ended for every later exercise (not run again)."""
+        if self.failed is not None:
+            raise guard.Ended(self.failed)
+        try:
+            for _ in range(6):
+                try:
+                    return self._start()
+                except CellTooLong as long:
+                    self.too_long[long.cell] = str(long)
+            raise guard.Ended("the notebook's cells ran too long: " + "; ".join(self.too_long.values()))
+        except guard.Ended as ended:
+            self.failed = str(ended)
+            raise
 
     def _start(self) -> dict:
         self.handles, self.kept = {}, []
