@@ -48,9 +48,10 @@ The layers
     ``bench``      ``python -m course_lib.bench.sampling`` (``generate``, ``memory``, ``kv_cache``):
                    the course beside transformers, ratios and the same-work checks
     ``exercises``  one module per notebook (``ch01_tokenizer`` … ``ch07_sampling``): a checker per
-                   exercise, ``check_<name>(fn)`` → ``Result``; ``python -m course_lib.exercises.grade``
-                   grades a class, each submission in its own confined process (``sandbox``, ``learner``);
-                   worked solutions in notebooks/solutions/ (``03_attention_solutions.ipynb``, …)
+                   exercise, ``check_<name>(fn)`` → ``Result``; worked solutions in notebooks/solutions/
+                   (``03_attention_solutions.ipynb``, …)
+    ``grading``    ``python -m course_lib.grading`` grades a class with those checkers, each
+                   submission in its own bubblewrap sandbox (for instructors; not taught)
 """
 __version__ = "0.1.0"
 

@@ -1,13 +1,14 @@
 """Benchmark: grade a synthetic class of submissions with the class grader and check every row.
 
-Not taught. Builds N copies of the worked solutions notebook (notebooks/solutions/), each with
-one change: none (an honest learner), one typical mistake, a stub left, a loop that never ends,
+Not taught. Builds N copies of the worked solutions (every notebook in notebooks/solutions/,
+their code cells in one notebook, graded on the chapters it holds), each with one change: none (an honest learner), one typical mistake, a stub left, a loop that never ends,
 ``os._exit``, ``sys.exit`` in a cell, a syntax error, megabytes of output, a cell that replaces
 torch's softmax and the course's checkers, a list whose ``==`` is always True, a call of the
 course's own answer, a file that is not JSON, a memory hog. Grades them with
-``python -m course_lib.exercises.grade`` (``--jobs``), then checks that each changed exercise
-got the expected outcome and that every other exercise of every submission passed (so no
-submission changed another's grade), and prints submissions per minute::
+``python -m course_lib.grading`` (``--jobs``), then checks that each changed exercise got the
+expected outcome and that every other exercise of every submission passed (so no submission
+changed another's grade), and prints submissions per minute beside the isolation the grader
+achieved (its ``isolation:`` line)::
 
     python -m course_lib.bench.grading --n 300 --jobs 2
 """
@@ -22,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-SOLUTIONS = Path(__file__).resolve().parents[2] / "notebooks" / "solutions" / "exercise_solutions.ipynb"
+SOLUTIONS = Path(__file__).resolve().parents[2] / "notebooks" / "solutions"
 
 # kind -> (exercise changed, (text in its solution, replacement), expected reason (None: passes))
 MISTAKES = {
@@ -64,9 +65,20 @@ WHOLE = {"exit": ("sys.exit in a cell", "import sys\nsys.exit(1)"), "patcher": (
 KINDS = ["honest"] * 6 + list(MISTAKES) + list(BROKEN) + list(WHOLE) + ["invalid JSON"]
 
 
+def solutions_notebook() -> dict:
+    """Every worked solution in one notebook: the code cells of notebooks/solutions/*.ipynb, in order."""
+    paths = sorted(SOLUTIONS.glob("*.ipynb"))
+    if not paths:
+        raise FileNotFoundError(f"no solutions notebook in {SOLUTIONS}")
+    notebooks = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    cells = [c for nb in notebooks for c in nb["cells"] if c["cell_type"] == "code"]
+    return {"cells": cells, "metadata": {"kernelspec": notebooks[0]["metadata"].get("kernelspec", {})},
+            "nbformat": 4, "nbformat_minor": 5}
+
+
 def build(folder: Path, n: int) -> dict[str, tuple[str, str | None, str | None]]:
     """n submissions in ``folder``; returns path -> (kind, exercise changed, expected reason)."""
-    notebook = json.loads(SOLUTIONS.read_text(encoding="utf-8"))
+    notebook = solutions_notebook()
     expected = {}
     for i in range(n):
         kind = KINDS[i % len(KINDS)]
@@ -86,7 +98,7 @@ def build(folder: Path, n: int) -> dict[str, tuple[str, str | None, str | None]]
             cell["source"] = source
         elif kind in WHOLE:
             code[0]["source"] = "".join(code[0]["source"]) + "\n" + WHOLE[kind][1]
-        path = folder / f"learner{i:03d}" / "exercise_solutions.ipynb"
+        path = folder / f"learner{i:03d}" / "solutions.ipynb"
         path.parent.mkdir(parents=True)
         text = json.dumps(nb, ensure_ascii=False)
         path.write_text(text[: len(text) // 2] if kind == "invalid JSON" else text, encoding="utf-8")
@@ -126,16 +138,20 @@ def main(argv=None) -> int:
         expected = build(folder / "subs", args.n)
         out = folder / "grades.csv"
         started = time.monotonic()
-        run = subprocess.run([sys.executable, "-m", "course_lib.exercises.grade", str(folder / "subs"), "--out", str(out),
+        run = subprocess.run([sys.executable, "-m", "course_lib.grading", str(folder / "subs"), "--out", str(out),
                               "--jobs", str(args.jobs), "--timeout", str(args.timeout)], capture_output=True, text=True)
+        if run.returncode:
+            print(run.stdout, run.stderr[-3000:], sep="\n")
+            return 1
         elapsed = time.monotonic() - started
         rows = list(csv.DictReader(out.open(encoding="utf-8")))
     print(run.stdout.strip())
     problems = verify(rows, expected)
+    isolation = next((line.split(":", 1)[1].strip() for line in run.stdout.splitlines() if line.startswith("isolation:")), "?")
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
     print(f"{args.n} submissions × 26 exercises = {len(rows)} rows in {elapsed:.0f} s with --jobs {args.jobs} "
           f"on {cpu}: {args.n / elapsed * 60:.1f} submissions per minute; "
-          f"{len(problems)} rows differ from what each submission should get")
+          f"{len(problems)} rows differ from what each submission should get; isolation: {isolation}")
     for problem in problems[:20]:
         print("  ", problem)
     return 1 if problems or run.returncode else 0

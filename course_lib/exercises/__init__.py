@@ -15,11 +15,10 @@ module per chapter holds its checkers:
 
 A checker returns a :class:`Result` (``passed``, ``name``, ``message``, ``details``); a notebook
 shows its one line. A check never raises, has a time limit per call and leaves no global state
-behind (``guard``). To grade learners' notebooks, use the class grader, which runs each one in its
-own confined process and keeps the checkers out of its reach (``grade``, ``sandbox``,
-``learner``, ``wire``)::
+behind (``guard``). To grade learners' notebooks, use the class grader (``course_lib.grading``), which
+runs each one in its own sandbox and keeps the checkers out of its reach::
 
-    python -m course_lib.exercises.grade alice/ bob/ --out grades.csv --feedback feedback/
+    python -m course_lib.grading submitted/ --out ~/grading/grades.csv --feedback ~/grading/feedback
 
 :func:`check_notebook` runs a notebook's exercise cells (those tagged ``exercise``) in THIS
 process: for the course's own notebooks (the tests), never for a learner's.
@@ -68,7 +67,7 @@ def load_functions(notebook) -> dict:
 def check_notebook(notebook) -> list[Result]:
     """Check every exercise function a notebook's exercise cells define (in course order), in
     this process: for trusted notebooks only (a learner's goes to ``python -m
-    course_lib.exercises.grade``)."""
+    course_lib.grading``)."""
     found = load_functions(notebook)
     return [check(found[name]) for name, (_, check) in EXERCISES.items() if name in found]
 

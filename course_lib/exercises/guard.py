@@ -1,7 +1,7 @@
 """What keeps a check safe to run on any function: a time limit, plain results, no leftover state.
 
 Used by every exercise checker (``core.Check.call`` and ``core.run``), in the notebook and in the
-grader (``exercises.grade``). Not taught. Four guards:
+grader (``course_lib.grading``). Not taught. Four guards:
 
 * :func:`time_limit` — the learner's function gets ``seconds`` per call (SIGALRM, in the main
   thread of a Unix kernel; elsewhere no limit). A loop that never ends becomes one hint line.

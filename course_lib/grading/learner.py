@@ -1,80 +1,30 @@
 """The submission's side of the grader: a process that runs one notebook and answers calls.
 
-Started by ``exercises.sandbox`` (the grader), never by a learner. Not taught.
-``python -I -m course_lib.exercises.learner FD`` is a *zygote*: it imports torch, IPython and
-course_lib once, then waits on the socket FD; for each submission the grader sends it one end
-of a socket pair, and the zygote forks a child that
+Started by ``grading.sandbox`` inside the submission's bubblewrap sandbox, never by a learner.
+Not taught. ``python -I -m course_lib.grading.learner FD``:
 
-1. confines itself (:func:`confine`): its own session, resource limits (CPU seconds, address
-   space, file size, processes, open files, no core file); as root also a new network
-   namespace (no network) and mount namespace in which /tmp, /var/tmp, /dev/shm and /run/lock
-   are the submission's own temporary folder, then an unprivileged uid and gid; stdout and
-   stderr go to /dev/null; the environment is emptied;
+1. imports torch, IPython and course_lib, then limits itself (:func:`confine`): resource limits
+   (processes, memory, file size, CPU seconds, open files, no core file), set inside the
+   sandbox's own user namespace, so the process limit counts this submission's processes only;
 2. runs the notebook's code cells in order in an IPython shell, as a kernel would (the check
-   cells ``check_x(x)`` aside), each cell's error noted and the next cell run;
+   cells ``check_x(x)`` aside), each cell's error noted and the next cell run; before each cell
+   it tells the grader which cell starts, so the grader can give each cell its own time;
 3. answers ``call`` messages: the grader's checker sends the arguments (plain data, models as
-   config + weights, ``exercises.wire``), the child calls the learner's function and sends back
+   config + weights, ``grading.wire``), this process calls the learner's function and sends back
    the result as plain data, which calls of the course's own answer it noticed
-   (``guard.watch_calls``), and the state of any model it was given (``sgd_step`` changes it).
+   (``exercises.guard.watch_calls``), and the state of any model it was given (``sgd_step``
+   changes it).
 
 Nothing the grader decides on is computed here: the grade is the grader's checker comparing what
-came back with what it computed itself.
+came back with what it computed itself, and the grader measures the time.
 """
 from __future__ import annotations
 
-import ctypes
-import json
 import os
 import resource
-import signal
 import socket
 import sys
 import traceback
-
-CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
-SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")      # the folders anyone may write in
-
-
-def _libc():
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _bind(libc, fd: int, target: str) -> bool:
-    """Mount the folder open at ``fd`` on ``target`` (by fd: its path may be hidden by then)."""
-    return libc.mount(f"/proc/self/fd/{fd}".encode(), target.encode(), None, MS_BIND | MS_REC, None) == 0
-
-
-def _open_python_path(libc) -> None:
-    """Let an unprivileged uid reach Python and the course's code when a folder above them is
-    closed to others (e.g. Python under /root/.pyenv, /root being 0700): in this process's own
-    mount namespace only, that folder becomes an empty tmpfs holding just the needed child."""
-    import course_lib
-    needed = {sys.base_prefix, sys.prefix, os.path.dirname(os.path.dirname(course_lib.__file__))}
-    done = set()
-    for path in sorted(needed):
-        parts = os.path.abspath(path).split(os.sep)[1:]
-        for depth in range(1, len(parts)):
-            closed, child = os.sep + os.path.join(*parts[:depth]), parts[depth]
-            if os.stat(closed).st_mode & 0o001 == 0 and (closed, child) not in done:
-                done.add((closed, child))
-                keep = os.open(os.path.join(closed, child), os.O_PATH)
-                if libc.mount(b"tmpfs", closed.encode(), b"tmpfs", 0, b"mode=0711") == 0:
-                    os.mkdir(os.path.join(closed, child))
-                    _bind(libc, keep, os.path.join(closed, child))
-                break
-
-
-def _under_shared_tmp() -> list[tuple[str, int]]:
-    """(path, O_PATH fd) of Python and the course's checkout where they lie inside a folder that
-    the private /tmp will hide (a clone under /tmp, a venv under /var/tmp): bound back after it, at
-    the same path, so the modules imported later (lazily) are still found. Outermost paths only."""
-    import course_lib
-    needed = {os.path.abspath(p) for p in (sys.base_prefix, sys.prefix,
-                                           os.path.dirname(os.path.dirname(course_lib.__file__)))}
-    hidden = sorted(p for p in needed if any(p == s or p.startswith(s + os.sep) for s in SHARED_TMP))
-    outer = [p for p in hidden if not any(p != q and p.startswith(q + os.sep) for q in hidden)]
-    return [(p, os.open(p, os.O_PATH)) for p in outer]
 
 
 def _mapped_bytes() -> int:
@@ -89,45 +39,20 @@ def _mapped_bytes() -> int:
     return 0
 
 
-def confine(spec: dict) -> dict:
-    """Limit and isolate this process as ``spec`` says; return what was achieved."""
-    os.setsid()
+def confine(spec: dict) -> None:
+    """Limit this process (and what it starts) as ``spec`` says."""
     # memory: the data a submission may add (heap and anonymous maps, RLIMIT_DATA) on top of what
     # Python, torch and course_lib hold here; not RLIMIT_AS, which also counts mapped libraries:
     # a CUDA build of torch maps and lazily loads several GB of them
     memory, cpu = _mapped_bytes() + int(spec["memory_bytes"]), int(spec["cpu_seconds"])
     for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 5)), (resource.RLIMIT_DATA, (memory, memory)),
                          (resource.RLIMIT_FSIZE, (spec["file_bytes"], spec["file_bytes"])),
-                         (resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_NOFILE, (256, 256))):
+                         (resource.RLIMIT_CORE, (0, 0)), (resource.RLIMIT_NOFILE, (256, 256)),
+                         (resource.RLIMIT_NPROC, (spec["processes"], spec["processes"]))):
         resource.setrlimit(limit, value)
-    achieved = {"uid": os.getuid(), "network": True, "private_tmp": False}
-    tmp = spec["tmp"]
-    os.chdir(tmp)                      # before /tmp is replaced by this very folder (its path then changes)
-    if os.getuid() == 0:
-        libc = _libc()
-        if libc.unshare(CLONE_NEWNET) == 0:
-            achieved["network"] = False
-        if libc.unshare(CLONE_NEWNS) == 0 and libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None) == 0:
-            _open_python_path(libc)
-            keep = _under_shared_tmp()
-            folder = os.open(tmp, os.O_PATH)
-            achieved["private_tmp"] = all([_bind(libc, folder, shared) for shared in SHARED_TMP if os.path.isdir(shared)])
-            for path, fd in keep:      # Python or the course checked out under /tmp: seen again, same path
-                os.makedirs(path, exist_ok=True)
-                _bind(libc, fd, path)
-        uid = int(spec["uid"])
-        resource.setrlimit(resource.RLIMIT_NPROC, (64, 64))
-        os.setgroups([])
-        os.setgid(uid)
-        os.setuid(uid)
-        achieved["uid"] = os.getuid()
-    here = "/tmp" if achieved["private_tmp"] else tmp
-    os.environ.clear()
-    os.environ.update({"PATH": "/usr/bin:/bin", "HOME": here, "TMPDIR": here, "MPLBACKEND": "Agg", "LANG": "C.UTF-8"})
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    return achieved
 
 
 def is_check_cell(source: str) -> bool:
@@ -159,11 +84,13 @@ class Learner:
         self.shell, self.objects, self.touched = shell, {}, set()
         self.models, self.spies = set(), set()              # handles of the GPTs and spies received
 
-    def run_cells(self, cells: list[str]) -> dict:
+    def run_cells(self, cells: list[str], skip, conn) -> dict:
+        from . import wire
         errors = []
         for number, source in enumerate(cells, 1):
-            if is_check_cell(source):
+            if is_check_cell(source) or number in skip:
                 continue
+            wire.send(conn, {"cell": number})               # the grader times each cell on its own
             try:
                 result = self.shell.run_cell(source, store_history=False)
                 error = result.error_before_exec or result.error_in_exec
@@ -203,14 +130,15 @@ class Learner:
             owner = wire.decode(data["$part"], blobs, self.special, depth + 1)
             return owner.get_submodule(str(data["path"]))
         if tag == "$spy":
-            from .ch07_sampling import ModelSpy
+            from ..exercises.ch07_sampling import ModelSpy
             spy = self.objects[data["$spy"]] = ModelSpy(wire.decode(data["model"], blobs, self.special, depth + 1))
             self.spies.add(data["$spy"])
             return spy
         raise wire.ProtocolError(f"unknown tag {tag!r}")
 
     def call(self, header: dict, blobs) -> tuple[dict, list]:
-        from . import guard, wire
+        from ..exercises import guard
+        from . import wire
         name = header["name"]
         fn = self.shell.user_ns.get(name)
         if not callable(fn):
@@ -232,16 +160,24 @@ class Learner:
         return reply, encoder.blobs
 
 
-def serve(conn: socket.socket, spec: dict, shell) -> None:
+def serve(conn: socket.socket) -> None:
+    """Start-up, then the cells, then calls until the grader closes the connection."""
     from . import wire
-    achieved = confine(spec)
+    import matplotlib
+    matplotlib.use("Agg")
+    import torch
+    torch.set_num_threads(1)                        # CPU seconds stay close to wall seconds
+    from .. import exercises  # noqa: F401  (the checkers' modules: ModelSpy, the toys' code)
+    shell = _shell()
+    spec, _ = wire.receive(conn)
+    confine(spec)
     learner = Learner(shell)
-    wire.send(conn, {"pid": os.getpid(), **achieved})
+    wire.send(conn, {"ready": os.getpid(), "uid": os.getuid()})
     while True:
         header, blobs = wire.receive(conn)
         op = header.get("op")
         if op == "cells":
-            wire.send(conn, learner.run_cells(header["cells"]))
+            wire.send(conn, {"done": learner.run_cells(header["cells"], set(header.get("skip", [])), conn)})
         elif op == "call":
             reply, out_blobs = learner.call(header, blobs)
             wire.send(conn, reply, out_blobs)
@@ -257,35 +193,10 @@ def _shell():
     return InteractiveShell.instance(config=config)
 
 
-def zygote(control: socket.socket) -> None:
-    """Import what every submission needs once; fork one confined child per request."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot  # noqa: F401
-    import torch  # noqa: F401
-    from .. import exercises  # noqa: F401  (every checker module, the toys' code, decoding)
-    from . import wire  # noqa: F401
-    shell = _shell()
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)               # children are reaped by the kernel
-    while True:
-        message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
-        if not message or not fds:
-            return
-        if os.fork() == 0:
-            control.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-            conn = socket.socket(fileno=fds[0])
-            spec = json.loads(message)
-            log = os.open(spec["debug_log"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600) if spec.get("debug_log") else None
-            try:
-                serve(conn, spec, shell)
-            except BaseException:                      # the grader sees the connection end
-                if log is not None:
-                    os.write(log, traceback.format_exc().encode())
-            finally:
-                os._exit(0)
-        os.close(fds[0])
-
-
 if __name__ == "__main__":
-    zygote(socket.socket(fileno=int(sys.argv[1])))
+    try:
+        serve(socket.socket(fileno=int(sys.argv[1])))
+    except BaseException:                      # the grader sees the connection end
+        pass
+    finally:
+        os._exit(0)

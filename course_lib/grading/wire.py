@@ -1,7 +1,7 @@
 """How the grader and a submission's process talk: framed messages of plain data only.
 
-Used by the grader (``exercises.sandbox``, the trusted side) and by a submission's process
-(``exercises.learner``). Not taught. A message is a JSON header plus raw byte blobs::
+Used by the grader (``grading.session``, the trusted side) and by a submission's process
+(``grading.learner``). Not taught. A message is a JSON header plus raw byte blobs::
 
     [8 bytes: header length][4 bytes: number of blobs][header][8 bytes: length][blob]...
 
@@ -12,7 +12,7 @@ every key is a tuple of str and every value an int or str: GPT-2's merge ranks),
 kind}`` (something that is not plain data, named by its type). :func:`decode` rebuilds only
 these: no pickle, no object of the sender's choosing, so a rigged ``__eq__`` cannot cross. It
 checks every tag, dtype, shape and size, and raises :class:`ProtocolError` on anything else.
-Extra tags (models, cached inputs) are the business of ``sandbox`` and ``learner``, through
+Extra tags (models, cached inputs) are the business of ``session`` and ``learner``, through
 the ``special`` hooks.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ import time
 
 import torch
 
-from .guard import Opaque, opaque
+from ..exercises.guard import Opaque, opaque
 
 DTYPES = {str(d): d for d in (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32,
                               torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)}

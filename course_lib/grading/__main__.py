@@ -1,0 +1,7 @@
+"""``python -m course_lib.grading``: grade a class (``grading.cli``)."""
+import sys
+
+from .cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

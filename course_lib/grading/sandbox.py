@@ -1,0 +1,249 @@
+"""One sandbox per submission: bubblewrap's namespaces around the submission's process.
+
+Used by ``grading.session`` (the grader's side of a submission). Not taught. Each submission
+runs ``python -I -m course_lib.grading.learner FD`` inside ``bwrap`` (bubblewrap, the sandbox
+Flatpak uses) with:
+
+* new user, PID, IPC, network, UTS and cgroup namespaces, and no further user namespaces
+  inside: the submission sees only its own processes (not the grader's command line), has
+  only a loopback network, and its SysV / POSIX IPC objects vanish with it;
+* a filesystem of its own: read-only /usr, the Python install, the venv, the ``course_lib``
+  package and its ``data/``; a private /tmp (its working folder) and /dev/shm of ``disk_bytes``
+  each, the only places it can write; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
+  gradebook, no home folder;
+* as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
+  a lock file, so two submissions graded side by side never share one), bwrap itself running
+  as that uid (:func:`as_user`); as a normal user: that user's uid, mapped into the new user
+  namespace;
+* the process limit, memory, file size and CPU limits are set by the learner process itself,
+  inside the new user namespace, before any learner code runs (``learner.confine``).
+
+When bwrap is missing, :func:`require_bwrap` says how to install it. When the kernel refuses
+the namespaces (no unprivileged user namespaces), :func:`probe` returns what runs instead (a
+separate process with limits) and the grader prints it in one line.
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+
+BASE_UID = 61000                # a submission runs as uid/gid 61000… when the grader is root
+UIDS = 1000                     # how many such uids graders on one machine may use at once
+_claimed: list = []             # the lock file that keeps this process's uid its own
+NAMESPACES = "new user, PID, IPC, network and mount namespaces"
+
+
+class MissingBwrap(RuntimeError):
+    """bubblewrap is not installed."""
+
+
+def require_bwrap() -> str:
+    """The path of ``bwrap``, or :class:`MissingBwrap` saying how to install it."""
+    path = os.environ.get("COURSE_GRADER_BWRAP") or shutil.which("bwrap")
+    if not path or not os.access(path, os.X_OK):
+        raise MissingBwrap(
+            "the grader runs each submission in a bubblewrap sandbox, and `bwrap` is not installed: "
+            "install it with `sudo apt-get install bubblewrap` (Debian/Ubuntu), `sudo dnf install "
+            "bubblewrap` (Fedora) or your system's package manager, then run the same command again")
+    return path
+
+
+def claim_uid() -> int:
+    """The uid a submission runs as: this process's own when it is not root; as root, a uid in
+    61000…61999 no other grader process on this machine is using (an exclusive lock on a file
+    per uid, held until this process ends)."""
+    if os.getuid() != 0:
+        return os.getuid()
+    for uid in range(BASE_UID, BASE_UID + UIDS):
+        handle = open(os.path.join(tempfile.gettempdir(), f"course-grader-uid-{uid}.lock"), "a")
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            continue
+        _claimed.append(handle)
+        return uid
+    raise RuntimeError(f"all uids {BASE_UID}…{BASE_UID + UIDS - 1} are in use by other graders")
+
+
+def runtime_paths() -> list[str]:
+    """What the submission's process needs to read, outside /usr: the Python install, the venv,
+    the course_lib package and its data/ (outermost paths only, each read-only)."""
+    import course_lib
+    from ..data import data_dir
+    paths = {os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)} | {
+        os.path.abspath(p) for p in (sys.prefix, sys.exec_prefix)}
+    paths |= {os.path.dirname(os.path.abspath(course_lib.__file__)), os.path.abspath(data_dir())}
+    paths = {p for p in paths if not (p == "/usr" or p.startswith("/usr/"))}
+    return sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))
+
+
+def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
+    """From root: the command prefix that runs what follows as ``uid``/``gid``, able to reach
+    ``paths`` even when a folder above one is closed to others (Python under /root/.pyenv, /root
+    being 0700): in a mount namespace of its own (an outer bwrap) that folder is a tmpfs
+    holding just the needed child, bound from the real one. Nothing changes outside it."""
+    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"]
+    for path in sorted({os.path.abspath(p) for p in paths}):
+        parts = path.split(os.sep)[1:]
+        for depth in range(1, len(parts)):
+            closed = os.sep + os.path.join(*parts[:depth])
+            child = os.path.join(closed, parts[depth])
+            if os.stat(closed).st_mode & 0o001 == 0:
+                args += ["--tmpfs", closed, "--dev-bind", child, child]
+                break
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return args + ["--", setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
+
+
+def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[str]:
+    """The command that builds a submission's sandbox (the learner's command follows it). As
+    root, bwrap itself runs as ``uid`` (:func:`as_user`): a bwrap run by root does not enforce
+    the sandbox's process limit."""
+    from ..data import data_dir
+    args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
+            "--ro-bind", "/usr", "/usr"]
+    if os.getuid() == 0:
+        args = as_user(bwrap, uid, uid, runtime_paths()) + args
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = "/" + top
+        if os.path.islink(path):                              # merged /usr: /lib -> usr/lib
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+             "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]   # torch reads the CPU's features
+    for path in runtime_paths():
+        args += ["--ro-bind", path, path]
+    args += ["--proc", "/proc", "--dev", "/dev",
+             "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm",
+             "--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+    for name, value in sandbox_env("/tmp", str(data_dir())).items():
+        args += ["--setenv", name, value]
+    return args
+
+
+def sandbox_env(home: str, data: str) -> dict:
+    """The submission's environment: none of the grader's variables."""
+    return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home, "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": os.path.join(home, ".matplotlib"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            "COURSE_DATA_DIR": data}
+
+
+class Sandbox:
+    """A running submission process; ``sock`` is the grader's end of its connection."""
+
+    def __init__(self, uid: int, disk_bytes: int, namespaces: bool):
+        import socket
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        learner = [sys.executable, "-I", "-m", "course_lib.grading.learner", str(theirs.fileno())]
+        self.root_pid = None                      # the process whose tree is the submission
+        if namespaces:
+            info_read, info_write = os.pipe()
+            command = bwrap_command(require_bwrap(), uid, disk_bytes, info_write) + learner
+            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), info_write], cwd="/",
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.PIPE)
+            os.close(info_write)
+            self.root_pid = _child_pid(info_read)
+            self.tmp = None
+        else:                                     # the kernel refused the namespaces (said once, in the summary)
+            from ..data import data_dir
+            self.tmp = tempfile.mkdtemp(prefix="submission-")
+            user = {"user": uid, "group": uid, "extra_groups": []} if os.getuid() == 0 else {}
+            if user:
+                os.chown(self.tmp, uid, uid)
+            self.process = subprocess.Popen(learner, pass_fds=[theirs.fileno()], cwd=self.tmp,
+                                            env=sandbox_env(self.tmp, str(data_dir())), start_new_session=True,
+                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                            stderr=subprocess.PIPE, **user)
+        if self.root_pid is None:
+            self.root_pid = self.process.pid
+        theirs.close()
+
+    def cpu_seconds(self) -> float:
+        """CPU seconds (user + system) the submission's processes have used so far: every
+        process of its tree, and the children they waited for. Machine load does not change it."""
+        total, todo, seen = 0, [self.root_pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            try:
+                with open(f"/proc/{pid}/stat", "rb") as stat:
+                    fields = stat.read().rsplit(b")", 1)[1].split()
+                total += sum(int(f) for f in fields[11:15])          # utime stime cutime cstime
+                with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
+                    todo += [int(c) for c in children.read().split()]
+            except (OSError, ValueError, IndexError):
+                continue
+        return total / os.sysconf("SC_CLK_TCK")
+
+    def error_text(self) -> str:
+        """What bwrap printed when it could not start (its first line), else ''."""
+        if self.process.poll() is None or self.process.stderr is None:
+            return ""
+        text = self.process.stderr.read(4000).decode("utf-8", "replace").strip()
+        return text.splitlines()[0] if text else ""
+
+    def kill(self) -> None:
+        """End the submission's process and everything it started (its PID namespace ends with it)."""
+        for pid in {self.root_pid, self.process.pid}:
+            try:
+                os.kill(pid, signal.SIGKILL) if self.tmp is None else os.killpg(pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+        self.sock.close()
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+
+
+def _child_pid(fd: int) -> int | None:
+    """bwrap's --info-fd: the pid (in the grader's view) of the sandbox's first process."""
+    import json
+    data = b""
+    with os.fdopen(fd, "rb", buffering=0) as info:
+        while len(data) < 1 << 16:
+            chunk = info.read(4096)          # ends when bwrap closes it, or has failed
+            if not chunk:
+                return None
+            data += chunk
+            try:
+                return int(json.loads(data)["child-pid"])
+            except ValueError:
+                continue                      # not all of it yet
+            except (KeyError, TypeError):
+                return None
+    return None
+
+
+def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
+    """(namespaces?, one line saying the isolation achieved): a sandbox that runs ``true``."""
+    bwrap = require_bwrap()
+    info_read, info_write = os.pipe()
+    command = bwrap_command(bwrap, uid, disk_bytes, info_write) + ["/bin/true"]
+    run = subprocess.run(command, pass_fds=[info_write], capture_output=True, text=True, timeout=60)
+    os.close(info_write)
+    os.close(info_read)
+    who = f"uid {uid}" if os.getuid() == 0 else f"your uid {uid} mapped into the namespace"
+    if run.returncode == 0:
+        return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "
+                      f"private /tmp of {disk_bytes >> 20} MiB, a process limit; {who})")
+    why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[0]
+    who = f"uid {uid}" if os.getuid() == 0 else "your user"
+    return False, (f"WEAKER ISOLATION: the kernel refused bubblewrap's namespaces ({why}): each submission "
+                   f"runs as a separate process with limits only, as {who}, and can read what {who} can read, "
+                   f"reach the network and see other processes")

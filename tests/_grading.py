@@ -1,0 +1,105 @@
+"""What the grader's tests share: notebooks made for them, and the grader run as root or as another user.
+
+Used by tests/test_grader.py and tests/test_grader_options.py.
+"""
+import csv
+import json
+import os
+import pwd
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from course_lib.grading import sandbox
+
+ROOT = Path(__file__).resolve().parent.parent
+SOLUTIONS = sorted((ROOT / "notebooks" / "solutions").glob("*.ipynb"))
+SOLUTIONS_ZH = sorted((ROOT / "notebooks" / "zh" / "solutions").glob("*.ipynb"))
+CH03 = ["make_causal_mask", "attention_head", "split_heads"]
+IMPORTS = "import math\nimport torch\nimport torch.nn.functional as F"
+GRADE = [sys.executable, "-m", "course_lib.grading"]
+IS_ROOT = os.getuid() == 0
+
+
+def solution(name: str) -> str:
+    """The worked solution's cell that defines ``name``, from whichever solutions notebook holds it."""
+    for path in SOLUTIONS:
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            source = "".join(cell["source"])
+            if cell["cell_type"] == "code" and source.startswith(f"def {name}("):
+                return source
+    raise LookupError(f"no solution of {name} in {[p.name for p in SOLUTIONS]}")
+
+
+def notebook(path: Path, cells: list[str], metadata: dict | None = None, chapter: str | None = "03", language="en") -> Path:
+    """A notebook at ``path`` with these code cells; the course's metadata unless ``chapter`` is None."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    meta = dict(metadata or {})
+    if chapter:
+        meta["course"] = {"chapter": chapter, "language": language, "kind": "exercises"}
+    nb_cells = [{"cell_type": "code", "metadata": {}, "source": src, "outputs": [], "execution_count": None} for src in cells]
+    path.write_text(json.dumps({"cells": nb_cells, "metadata": meta, "nbformat": 4, "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+def chapter03(path: Path, *extra: str, replace: dict | None = None, **options) -> Path:
+    """Chapter 03's worked solutions (some replaced), ``extra`` cells first, a check cell after each."""
+    cells = [IMPORTS, *extra]
+    for name in CH03:
+        cells += [(replace or {}).get(name, solution(name)), f"from course_lib.exercises import check_{name}\ncheck_{name}({name})"]
+    return notebook(path, cells, **options)
+
+
+def guarded_mask(check: str) -> str:
+    """A correct make_causal_mask that first runs ``check`` (which raises when isolation failed)."""
+    body = "\n".join("    " + line for line in check.strip().splitlines())
+    return f"def make_causal_mask(T):\n{body}\n    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)"
+
+
+class CpuHog:
+    """A busy loop on one core for as long as the class is graded (the machine's load rises)."""
+
+    def __enter__(self):
+        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        self.process.kill()
+        self.process.wait()
+
+
+def run_grader(args: list[str], user: str | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    command = [*GRADE, *args]
+    if user is not None:
+        command = as_user(user, command)
+    return subprocess.run(command, cwd=cwd or Path(tempfile.gettempdir()), capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "GRADER_SECRET": "s3cret"})
+
+
+def as_user(user: str, command: list[str]) -> list[str]:
+    """``command`` as ``user`` (from root), able to reach Python and the checkout (sandbox.as_user)."""
+    entry = pwd.getpwnam(user)
+    return sandbox.as_user("bwrap", entry.pw_uid, entry.pw_gid, [os.path.realpath(sys.base_prefix), sys.prefix, ROOT]) + command
+
+
+def unprivileged_user() -> str:
+    for name in (os.environ.get("COURSE_TEST_USER"), "probeuser", "nobody"):
+        if name:
+            try:
+                pwd.getpwnam(name)
+                return name
+            except KeyError:
+                continue
+    pytest.skip("no unprivileged user to run the grader as (set COURSE_TEST_USER)")
+
+
+def rows_by(out: Path, column: str = "student") -> dict:
+    """The gradebook's rows: ``by[student][exercise]`` (or by another column)."""
+    by = {}
+    with out.open(encoding="utf-8", newline="") as handle:
+        for row in csv.DictReader(handle):
+            by.setdefault(row[column], {})[row["exercise"]] = row
+    return by

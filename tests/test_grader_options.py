@@ -1,0 +1,70 @@
+"""The class grader's options and rules, each in a small run: a symlinked --out, --resume, a file
+named like an option, no bwrap, a kernel that refuses namespaces, how submissions are named and read.
+"""
+import os
+import subprocess
+
+from course_lib.exercises import EXERCISES
+from course_lib.grading import gradebook, submissions
+from _grading import CH03, GRADE, IMPORTS, IS_ROOT, SOLUTIONS, SOLUTIONS_ZH, chapter03, notebook, rows_by, run_grader
+
+
+def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    (tmp_path / "grades.csv").symlink_to(target)
+    run = run_grader([str(tmp_path / "nothing.ipynb"), "--out", str(tmp_path / "grades.csv")])
+    assert run.returncode == 2 and "symbolic link" in run.stderr, run.stderr
+    assert target.read_text() == "keep me"
+
+
+def test_resume_keeps_the_rows_already_there_and_a_file_named_like_an_option_is_graded(tmp_path):
+    chapter03(tmp_path / "done" / "03_attention.ipynb")
+    notebook(tmp_path / "-2+3.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
+    kept = [{"student": "03_attention", "submission": "done/03_attention.ipynb", "exercise": n, "passed": True,
+             "reason": "passed", "seconds": 0.5} for n in CH03]
+    (tmp_path / "grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
+                                                 + "".join(gradebook.csv_line(r.values()) for r in kept))
+    run = run_grader(["done", "-2+3.ipynb", "--out", "grades.csv", "--resume"], cwd=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    by = rows_by(tmp_path / "grades.csv")
+    assert [r["seconds"] for r in by["03_attention"].values()] == ["0.5"] * 3       # not graded again
+    assert by["'-2+3"]["split_heads"]["reason"] == "not attempted"                  # escaped, and graded
+    assert by["'-2+3"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
+    assert not (tmp_path / "grades.csv.partial").exists()
+
+
+def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_is_said_in_one_line(tmp_path):
+    stub = notebook(tmp_path / "a" / "03_attention.ipynb", [IMPORTS])
+    missing = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
+                             env={**os.environ, "COURSE_GRADER_BWRAP": str(tmp_path / "no-bwrap")}, timeout=300)
+    assert missing.returncode == 2 and "apt-get install bubblewrap" in missing.stderr, missing.stderr
+    refusing = tmp_path / "bwrap"
+    refusing.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    refusing.chmod(0o755)
+    run = subprocess.run([*GRADE, str(stub), "--out", str(tmp_path / "g.csv")], capture_output=True, text=True,
+                         env={**os.environ, "COURSE_GRADER_BWRAP": str(refusing)}, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    lines = [line for line in run.stdout.splitlines() if line.startswith("isolation: WEAKER ISOLATION")]
+    assert lines and "No permissions to create new namespace" in lines[0], run.stdout
+    reason = rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"]
+    if IS_ROOT:        # still not as root: as a uid of its own, which may not reach a Python under /root
+        assert "as uid 6" in lines[0], lines[0]
+        assert reason == "no function named make_causal_mask in the notebook" or "could not start" in reason, reason
+    else:
+        assert reason == "no function named make_causal_mask in the notebook", reason
+
+
+def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content(tmp_path):
+    nbgrader = chapter03(tmp_path / "course" / "submitted" / "alice" / "ps1" / "03_attention.ipynb")
+    flat = chapter03(tmp_path / "flat" / "-2+3.ipynb", chapter=None)
+    assert submissions.find([tmp_path / "course"]) == [(str(nbgrader), "alice")]
+    assert submissions.find([nbgrader, tmp_path / "flat"]) == [(str(nbgrader), "alice"), (str(flat), "-2+3")]
+    assert submissions.load(str(flat), "x").exercises == CH03                          # by its code
+    other = notebook(tmp_path / "x.ipynb", ["def layer_norm(x):\n    pass"], chapter="03")
+    assert submissions.load(str(other), "x").exercises == CH03                         # metadata first
+    for path in SOLUTIONS:                          # one notebook per chapter, or one holding them all
+        assert submissions.load(str(path), "s").exercises, path
+    assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
+    assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
+    assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
