@@ -5,7 +5,7 @@ Not taught. Each bench (``sampling``, ``generate``) collects its figures as :cla
 ``--markdown`` prints one run's tables with the machine, the date, the threads and the load average
 before and after; ``--repeat N`` runs the bench N times, each in a fresh Python process one after
 the other, and prints each figure as the median of the N runs when the largest is at most 1.2 ×
-the smallest, else "not reproduced" with the range (tests/test_bench_report.py).
+the smallest, else "not reproduced" with the range (tests/test_bench_order.py).
 """
 from __future__ import annotations
 
