@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from test_mutations import writable_copy
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -120,10 +122,11 @@ MUTANTS = [
 
 
 def make_copy(target: Path) -> Path:
+    """A writable copy of the parts of the repository the runs read (also from a read-only
+    checkout: ``test_mutations.writable_copy``)."""
     for folder in ("course_lib", "data", "tests"):
-        shutil.copytree(ROOT / folder, target / folder,
-                        ignore=shutil.ignore_patterns("__pycache__", "artifacts", "*.pyc"))
-    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+        writable_copy(ROOT / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__", "artifacts", "*.pyc"))
+    shutil.copyfile(ROOT / "pyproject.toml", target / "pyproject.toml")
     return target
 
 
