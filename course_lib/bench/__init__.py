@@ -21,31 +21,34 @@ from pathlib import Path
 NO_TRANSFORMERS = "transformers is not installed: the HF columns are skipped (pip install transformers)"
 
 
-def interleaved(fns, rounds: int, warm_up: bool = True, min_round: float = 0.005) -> list[list[float]]:
+def interleaved(fns, rounds: int, warm_up: bool = True, min_round: float = 0.005,
+                clock=time.perf_counter) -> list[list[float]]:
     """Seconds per call of each function, called in turn ``rounds`` times, so that noise from
     other work hits every side. The order turns by one place each round (a b c, b c a, c a b, …):
     a call runs slower right after a heavy one (the caches hold the other side's data and code),
     and in a fixed order one side would always follow the same neighbour. After one warm-up call
     each (unless ``warm_up=False``), a round of a quick function makes several calls — as many as
     the quickest warm-up call fits in ``min_round`` seconds, the same number for every side — and
-    records their mean: a [1, V] call lasts ~50 µs, shorter than the timer's noise."""
+    records their mean: a [1, V] call lasts ~50 µs, shorter than the timer's noise. ``clock``:
+    wall time by default; ``time.thread_time`` counts only this thread's CPU time (on a shared
+    machine, the time other work takes the core away is left out; right for one torch thread)."""
     calls = 1
     if warm_up:
         quickest = math.inf
         for fn in fns:
-            start = time.perf_counter()
+            start = clock()
             fn()
-            quickest = min(quickest, time.perf_counter() - start)
+            quickest = min(quickest, clock() - start)
         calls = max(1, min(1000, int(min_round / max(quickest, 1e-7))))
     times = [[] for _ in fns]
     for r in range(rounds):
         for i in range(len(fns)):
             side = (i + r) % len(fns)                      # this round's order, turned by r
             fn = fns[side]
-            start = time.perf_counter()
+            start = clock()
             for _ in range(calls):
                 fn()
-            times[side].append((time.perf_counter() - start) / calls)
+            times[side].append((clock() - start) / calls)
     return times
 
 

@@ -8,6 +8,7 @@ Not taught: a script beside notebook 07's last section. Run:
     python -m course_lib.bench.sampling --repeat 3       # three runs (fresh processes): the figures
                                                          # they reproduce within 20 %, in Markdown
     python -m course_lib.bench.sampling --methods        # every exact method of each rule, timed
+    python -m course_lib.bench.sampling --threads 1 --cpu-time   # CPU time, not wall (a shared machine)
 
 In one process, for float32 logits of GPT-2's width (for [1, V], each call takes the next of 64
 different rows, as generation brings a new row each step: one row called again and again lets the
@@ -50,6 +51,7 @@ import itertools
 import json
 import statistics
 import sys
+import time
 
 import numpy
 import torch
@@ -167,7 +169,7 @@ def goal_of(name: str, rows: int = 64):
     return next(goal for start, goal in table.items() if name.startswith(start))
 
 
-def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
+def run(rows: int, vocab: int, threads: int, rounds: int, clock=time.perf_counter) -> list[tuple]:
     """Each case interleaved with transformers and with the floor (one float32 softmax pass over
     the batch): (name, course ms, HF ms or None, floor ms) per case, medians of the rounds."""
     torch.set_num_threads(threads)
@@ -176,13 +178,14 @@ def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
     batches = [pool[:rows]] if rows > 1 else [pool[b:b + 1] for b in range(ROW_POOL)]
     turn = itertools.cycle(batches).__next__
     print(f"\n[{rows}, {vocab}] float32, {threads} thread(s), {rounds} interleaved rounds (course, HF, floor)"
+          f"{', CPU time of this thread' if clock is time.thread_time else ''}"
           f"{f'; each call takes the next of {ROW_POOL} different rows' if rows == 1 else ''}")
     print(f"{'':<40}{'course med / min':>20}{'HF med / min':>20}{'course/HF':>11}{'/ floor':>9}  goal")
     results, floors = [], []
     for name, course, hf, course_kept, hf_kept in cases(batches):
         check = same_work(name, course_kept, hf_kept)
         fns = [course] + ([hf] if hf else []) + [lambda: torch.softmax(turn(), dim=-1)]
-        times = interleaved(fns, rounds)
+        times = interleaved(fns, rounds, clock=clock)
         cm, cmin = statistics.median(times[0]) * 1e3, min(times[0]) * 1e3
         fm = statistics.median(times[-1]) * 1e3
         floors.append(times[-1])
@@ -209,10 +212,10 @@ def run(rows: int, vocab: int, threads: int, rounds: int) -> list[tuple]:
     return results
 
 
-def figures_of(rows: int, vocab: int, threads: int, results: list[tuple]) -> list[report.Figure]:
+def figures_of(rows: int, vocab: int, threads: int, results: list[tuple], cpu_time: bool = False) -> list[report.Figure]:
     """The published figures of one table: per case the course's time, course / HF and course /
     floor (with their goals), and the floor's time."""
-    table = f"[{rows}, {vocab}], {threads} thread{'s' if threads > 1 else ''}"
+    table = f"[{rows}, {vocab}], {threads} thread{'s' if threads > 1 else ''}{', CPU time' if cpu_time else ''}"
     out = []
     for name, cm, hm, fm in results:
         hf_goal, floor_goal = goal_of(name, rows)
@@ -267,8 +270,12 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=0, metavar="N",
                         help="N runs in fresh processes; the figures they reproduce within 20 %%, in Markdown")
     parser.add_argument("--methods", action="store_true", help="time every exact method of each rule instead")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time this thread's CPU time, not the wall clock (a shared machine; needs --threads 1)")
     parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)     # one run's record (--repeat)
     args = parser.parse_args(argv)
+    if args.cpu_time and args.threads != [1]:
+        parser.error("--cpu-time counts one thread's CPU time: use it with --threads 1")
     if args.repeat:
         records = report.repeat("course_lib.bench.sampling", report.without(argv, "--markdown", valued=("--repeat",)), args.repeat)
         print(report.markdown(records, TITLE), end="")
@@ -301,7 +308,9 @@ def measure(args) -> list[report.Figure]:
             if args.methods:
                 time_methods(rows, args.vocab, threads, args.rounds)
             else:
-                figures += figures_of(rows, args.vocab, threads, run(rows, args.vocab, threads, args.rounds))
+                clock = time.thread_time if args.cpu_time else time.perf_counter
+                figures += figures_of(rows, args.vocab, threads, run(rows, args.vocab, threads, args.rounds, clock),
+                                      args.cpu_time)
     print("\nmethods picked by the rule (course_lib.decoding.methods):")
     for (work, one_row, threads), name in sorted(methods.chosen().items(), key=str):
         print(f"  {work:<10} {'one row' if one_row else 'several rows'}, {threads} thread(s): {name}")
