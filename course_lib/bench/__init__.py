@@ -10,13 +10,15 @@ Hugging Face ``transformers`` when it is installed.
 * ``kv_cache`` — GPT-2 small, with and without the KV cache, measured vs the count of
   multiply-adds (``python -m course_lib.bench.kv_cache``)
 * ``gpt2_file`` — writes the random-weight GPT-2 checkpoint the others load
+* ``report`` — the Markdown tables (``--markdown``) and the rule that publishes only the figures
+  several runs reproduce within 20 % (``--repeat N``)
+* ``tables`` — the section "Current tables" of docs/benchmarks.md in one command
+  (``python -m course_lib.bench.tables``)
 """
 import math
 import os
-import platform
 import statistics
 import time
-from pathlib import Path
 
 NO_TRANSFORMERS = "transformers is not installed: the HF columns are skipped (pip install transformers)"
 
@@ -68,16 +70,9 @@ def per_round(times: list[float], base: list[float], goal: float | None = None) 
 
 def machine_line() -> str:
     """The CPU model, the core count and the load average: timings depend on all three."""
-    model = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
+    from .report import cpu_model                # (report imports torch: only when asked)
     try:
         load = "load average %.2f %.2f %.2f (1, 5, 15 min)" % os.getloadavg()
     except OSError:
         load = "load average unknown"
-    return f"{model}, {os.cpu_count()} logical CPUs, {load}"
+    return f"{cpu_model()}, {os.cpu_count()} logical CPUs, {load}"

@@ -21,8 +21,6 @@ skipped with a line saying so. Timings depend on the machine: this is a script, 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import json
 import statistics
 import sys
 import tempfile
@@ -111,23 +109,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--markdown", action="store_true", help="then the table in Markdown")
-    parser.add_argument("--repeat", type=int, default=0, metavar="N",
-                        help="N runs in fresh processes; the figures they reproduce within 20 %%, in Markdown")
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)     # one run's record (--repeat)
+    report.add_options(parser)
     args = parser.parse_args(argv)
-    if args.repeat:
-        records = report.repeat("course_lib.bench.generate", report.without(argv, "--markdown", valued=("--repeat",)),
-                                args.repeat)
-        print(report.markdown(records, TITLE), end="")
-        return
-    load_before = report.load()
-    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-        figures = measure(args)
-    if args.json:
-        print(json.dumps(report.run_record(figures, load_before)))
-    elif args.markdown:
-        print("\n" + report.markdown([report.run_record(figures, load_before)], TITLE), end="")
+    report.publish("course_lib.bench.generate", TITLE, argv, args, measure)
 
 
 def measure(args) -> list[report.Figure]:

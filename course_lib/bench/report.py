@@ -9,6 +9,8 @@ the smallest, else "not reproduced" with the range (tests/test_bench_order.py).
 """
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import os
 import platform
@@ -147,3 +149,27 @@ def without(argv: list[str], *flags: str, valued: tuple[str, ...] = ()) -> list[
         elif arg not in flags and not any(arg.startswith(v + "=") for v in valued):
             out.append(arg)
     return out
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
+    """The publishing options every bench takes: --markdown, --repeat N (and --json, internal)."""
+    parser.add_argument("--markdown", action="store_true", help="then the tables in Markdown")
+    parser.add_argument("--repeat", type=int, default=0, metavar="N",
+                        help="N runs in fresh processes; the figures they reproduce within 20 %%, in Markdown")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)     # one run's record (--repeat)
+
+
+def publish(module: str, title: str, argv: list[str], args, measure) -> None:
+    """A bench's main after its arguments: ``measure(args)`` once (its figures), then its record
+    as JSON (``--json``, for :func:`repeat`) or its tables in Markdown (``--markdown``); or, with
+    ``--repeat N``, N fresh runs of ``module`` and the figures they reproduce."""
+    if args.repeat:
+        print(markdown(repeat(module, without(argv, "--markdown", valued=("--repeat",)), args.repeat), title), end="")
+        return
+    load_before = load()
+    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
+        figures = measure(args)
+    if args.json:
+        print(json.dumps(run_record(figures, load_before)))
+    elif args.markdown:
+        print("\n" + markdown([run_record(figures, load_before)], title), end="")

@@ -46,14 +46,11 @@ with a line saying so. Timings depend on the machine: this is a script, not a te
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
-import json
 import statistics
 import sys
 import time
 
-import numpy
 import torch
 
 from ..decoding import methods, select
@@ -266,27 +263,14 @@ def main(argv=None):
     parser.add_argument("--vocab", type=int, default=50_257, help="vocabulary size V (default 50,257)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
-    parser.add_argument("--markdown", action="store_true", help="then the tables in Markdown")
-    parser.add_argument("--repeat", type=int, default=0, metavar="N",
-                        help="N runs in fresh processes; the figures they reproduce within 20 %%, in Markdown")
     parser.add_argument("--methods", action="store_true", help="time every exact method of each rule instead")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time this thread's CPU time, not the wall clock (a shared machine; needs --threads 1)")
-    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)     # one run's record (--repeat)
+    report.add_options(parser)
     args = parser.parse_args(argv)
     if args.cpu_time and args.threads != [1]:
         parser.error("--cpu-time counts one thread's CPU time: use it with --threads 1")
-    if args.repeat:
-        records = report.repeat("course_lib.bench.sampling", report.without(argv, "--markdown", valued=("--repeat",)), args.repeat)
-        print(report.markdown(records, TITLE), end="")
-        return
-    load_before = report.load()
-    with contextlib.redirect_stdout(sys.stderr) if args.json else contextlib.nullcontext():
-        figures = measure(args)
-    if args.json:
-        print(json.dumps(report.run_record(figures, load_before)))
-    elif args.markdown:
-        print("\n" + report.markdown([report.run_record(figures, load_before)], TITLE), end="")
+    report.publish("course_lib.bench.sampling", TITLE, argv, args, measure)
 
 
 TITLE = "Sampling rules: the course vs transformers (python -m course_lib.bench.sampling)"
