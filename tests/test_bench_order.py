@@ -1,6 +1,6 @@
 """The benchmarks' interleaving (``course_lib.bench.interleaved``): every side is timed in every
 round, and the order turns each round, so that no side always runs right after the same
-neighbour (a call right after a heavy one runs slower; issue 26's floor paid that)."""
+neighbour (a call right after a heavy one runs slower: in a fixed order the floor paid that)."""
 from collections import Counter
 
 import pytest
@@ -37,7 +37,7 @@ def test_round_by_round_ratios_pair_each_round_with_itself():
 def test_each_timed_call_of_one_row_takes_the_next_row():
     """The [1, V] rows of the sampling bench: each timed call takes the next of several different
     rows (in generation every step brings a new row; one row called again and again lets the
-    CPU's branch predictor learn it, which flattered the course's top-p by ~50 %), and the
+    CPU's branch predictor learn it), and the
     kept-set comparison reads the first row every time."""
     import torch
 

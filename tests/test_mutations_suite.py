@@ -1,6 +1,6 @@
 """The tests' own strength, tested: planted bugs must make the suite fail, naming the test.
 
-Each mutant is one small edit of ``course_lib`` — the bugs of issue 10 that the tests once let
+Each mutant is one small edit of ``course_lib`` — bugs the tests once let
 through, and a few of their kind — applied to a temporary COPY of the repository
 (``course_lib/``, ``data/``, ``tests/``, ``pyproject.toml``). The relevant test files then run
 as ``pytest -x -q`` with the copy as working directory and first on ``sys.path``; each run must
