@@ -18,10 +18,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs of each bench (default 3)")
     args = parser.parse_args(argv)
-    parts = ["## Current tables", ""]
-    for module, title in (("course_lib.bench.sampling", sampling.TITLE), ("course_lib.bench.generate", generate.TITLE)):
-        parts.append(report.markdown(report.repeat(module, [], args.repeat), title))
-    print("\n".join(parts), end="")
+    print("## Current tables\n", flush=True)
+    for i, (module, title) in enumerate((("course_lib.bench.sampling", sampling.TITLE),
+                                         ("course_lib.bench.generate", generate.TITLE))):
+        section = report.markdown(report.repeat(module, [], args.repeat), title)
+        print(("\n" if i else "") + section, end="", flush=True)       # each bench's tables as soon as they are made
 
 
 if __name__ == "__main__":
