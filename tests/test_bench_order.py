@@ -1,6 +1,6 @@
 """The benchmarks' interleaving (``course_lib.bench.interleaved``): every side is timed in every
 round, and the order turns each round, so that no side always runs right after the same
-neighbour (a call right after a heavy one runs slower; issue 26's floor paid that)."""
+neighbour (a call right after a heavy one runs slower: in a fixed order the floor paid that)."""
 from collections import Counter
 
 import pytest
@@ -37,7 +37,7 @@ def test_round_by_round_ratios_pair_each_round_with_itself():
 def test_each_timed_call_of_one_row_takes_the_next_row():
     """The [1, V] rows of the sampling bench: each timed call takes the next of several different
     rows (in generation every step brings a new row; one row called again and again lets the
-    CPU's branch predictor learn it, which flattered the course's top-p by ~50 %), and the
+    CPU's branch predictor learn it), and the
     kept-set comparison reads the first row every time."""
     import torch
 
@@ -51,3 +51,32 @@ def test_each_timed_call_of_one_row_takes_the_next_row():
     want = [softmax_with_temperature_batched(batches[i % 3], 0.8) for i in range(5)]
     assert all(torch.equal(course(), w) for w in want)
     assert torch.equal(course_kept(), want[0]) and torch.equal(course_kept(), want[0])
+
+
+def record(values: dict, load_before=(0.1, 0.2, 0.3)) -> dict:
+    """A run's record as the benches write it (``report.run_record``), with made-up figures."""
+    from course_lib.bench import report
+    figures = [report.Figure("[64, V], 1 thread", row, column, value, unit, goal)
+               for (row, column, unit, goal), value in values.items()]
+    return report.run_record(figures, list(load_before))
+
+
+def test_a_figure_is_published_only_when_the_runs_reproduce_it_within_20_percent():
+    from course_lib.bench import report
+    assert report.reproduced([4.0, 4.4, 4.8]) and not report.reproduced([4.0, 4.4, 4.81])
+    assert not report.reproduced([0.0, 0.0])
+    top_p, temp = ("top-p 0.9", "course / floor", "×", 5.0), ("temperature", "course, ms", "ms", None)
+    runs = [record({top_p: 4.1, temp: 2.0}), record({top_p: 4.6, temp: 3.1}), record({top_p: 4.3, temp: 2.2})]
+    text = report.markdown(runs, "Sampling")
+    assert "| top-p 0.9 | 4.30× ✓ |  |" in text                 # the median, its goal met
+    assert "| temperature |  | not reproduced (2.00 ms–3.10 ms) |" in text
+    assert text.count("load average 0.10 0.20 0.30 before") == 3 and "Run 3:" in text
+    assert report.cpu_model() in text and "numpy" in text
+    one = report.markdown([record({top_p: 5.2})], "Sampling")
+    assert "| top-p 0.9 | 5.20× ✗ |" in one and "median" not in one      # one run: its values, goal missed
+
+
+def test_repeat_passes_on_the_arguments_without_its_own():
+    from course_lib.bench.report import without
+    assert without(["--rows", "64", "--repeat", "3", "--markdown"], "--markdown", valued=("--repeat",)) == ["--rows", "64"]
+    assert without(["--repeat=3", "--threads", "1"], valued=("--repeat",)) == ["--threads", "1"]

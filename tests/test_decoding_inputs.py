@@ -97,7 +97,7 @@ def test_no_batched_function_changes_a_gpt2_sized_float64_batch(name):
 
 
 def test_float64_logits_are_ranked_as_given_and_left_alone():
-    """The issue's reproducer: two logits whose exponentials both underflow to 0."""
+    """Two logits whose exponentials both underflow to 0."""
     z = torch.tensor([[0.0, -801.0, -800.0]], dtype=torch.float64)
     assert D.SamplingRule(top_k=2).apply(z[0].tolist()).kept == [0, 2]
     mask, _ = D.apply_batched(D.SamplingRule(top_k=2), z)

@@ -1,11 +1,9 @@
 """Every method a batched rule can choose (``course_lib.decoding.methods``) keeps the same ids —
-the per-row rules' — so which one the measurement picks changes the time a call takes, never its
+the per-row rules' — so which one the rule picks changes the time a call takes, never its
 result. Each method is forced in turn on batches with ties, −inf logits, underflow, float64,
 bfloat16, [1, V] and [64, V]; the sample-bar method's fall-backs and the pipeline's per-row redo
-are forced too; the calibration itself is checked (it keeps the quicker method and refuses
-methods that disagree)."""
+are forced too; the rule that picks a method is checked (the same pick on every call)."""
 import math
-import time
 
 import numpy
 import pytest
@@ -221,26 +219,35 @@ def test_a_running_sum_at_p_sends_its_row_to_the_per_row_arithmetic(monkeypatch)
         assert torch.equal(mask[2], as_mask(rule.apply(z[2]).kept)), p
 
 
-def test_the_calibration_keeps_the_quicker_method_and_checks_they_agree():
-    methods.forget()
-    kind = ("test work", 1, 1, 1, "x", 1)
+def test_the_rule_picks_the_same_method_every_time():
+    """The choice is a rule of the work, the rows and the threads: no timing, so no run can pick
+    differently from another. Where the preferred method does not apply, the rule falls back."""
+    every = set(METHODS["top_k"]) | {"partition2"}
+    assert methods.rule("top_k", 1, 1, every) == "threshold" and methods.rule("top_k", 64, 1, every) == "rows"
+    assert methods.rule("top_k_ids", 1, 2, every) == "threshold" and methods.rule("top_k_ids", 64, 2, every) == "rows"
+    assert methods.rule("top_p", 64, 1, every) == "partition" and methods.rule("top_p", 1, 2, every) == "partition"
+    assert methods.rule("top_p", 64, 2, every) == "partition2" and methods.rule("top_p", 7, 2, every) == "partition"
+    assert methods.rule("min_p", 64, 1, {"numpy", "torch"}) == "numpy"
+    assert methods.rule("min_p", 64, 1, {"torch"}) == "torch"                  # bfloat16: numpy cannot read it
+    assert methods.rule("top_k", 64, 1, {"partition", "topk"}) == "partition"  # a row too short for a sample
+    assert methods.rule("top_p", 64, 2, {"partition"}) == "partition"
+    threads = torch.get_num_threads()
+    try:
+        for t in (1, 2):
+            torch.set_num_threads(t)
+            for z in (torch.randn(64, 2000), torch.randn(1, 2000)):
+                for _ in range(3):                                        # the same pick each call
+                    keep_mask(TOP_K, None, 50, z)
+                    keep_mask(TOP_P, torch.softmax(z, dim=-1), 0.9, z)
+                picked = methods.chosen()
+                one = len(z) == 1
+                assert picked["top_k", one, t] == methods.rule("top_k", len(z), t, every)
+                assert picked["top_p", one, t] == methods.rule("top_p", len(z), t, every)
+    finally:
+        torch.set_num_threads(threads)
     calls = []
-
-    def slow():
-        calls.append("slow")
-        time.sleep(0.004)
-        return torch.tensor([1, 2])
-
-    def quick():
-        calls.append("quick")
-        return torch.tensor([1, 2])
-    assert torch.equal(methods.run(kind, {"slow": slow, "quick": quick}), torch.tensor([1, 2]))
-    assert methods.chosen()[kind] == "quick" and calls.count("slow") >= methods.ROUNDS
-    calls.clear()
-    methods.run(kind, {"slow": slow, "quick": quick})
-    assert calls == ["quick"]                                         # later calls: the choice alone
-    with pytest.raises(methods.MethodsDisagree, match="different results"):
-        methods.run(("other work", 1, 1, 1, "x", 1), {"a": lambda: torch.tensor([1]), "b": lambda: torch.tensor([2])})
+    assert methods.run("top_p", 64, {"partition": lambda: calls.append("partition") or 1,
+                                     "threshold": lambda: calls.append("threshold") or 2}) == 1
+    assert calls == ["partition"]                                     # the picked method alone runs
     with pytest.raises(ValueError, match="does not apply"), methods.forced("top_k", "threshold"):
         keep_mask(TOP_K, None, 2, torch.randn(2, 100))                # a row too short for a sample
-    methods.forget()

@@ -1,4 +1,4 @@
-"""A batch of one row — one generation step — takes short paths of its own (issue 26): the
+"""A batch of one row — one generation step — takes short paths of its own: the
 pipeline's stages on its k candidates in Python floats (``candidates._one_row``), top-k's ids
 collected once (``threshold.one_row_ids``) and top-p's lowered bar (``threshold.top_p_one_row``).
 Each must return what the batch code returns for the same row, bit for bit: the kept ids, the

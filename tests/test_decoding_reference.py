@@ -106,7 +106,7 @@ def test_minus_inf_is_never_kept():
 
 
 def test_underflow_cannot_pick_tokens(logits):
-    """The issue's example: a +60 leader at T = 0.5 and top-k 5. A float32 softmax leaves every
+    """A +60 leader at T = 0.5 and top-k 5. A float32 softmax leaves every
     other probability at exactly 0, and ranking those zeros by id would keep ids 0, 1, 2, 3;
     ranking by logit keeps the five largest logits, as transformers and the per-row rule do."""
     row = logits[3:4]
@@ -244,5 +244,5 @@ def test_batched_rules_keep_the_per_row_ids(logits, rule, per_row_steps):
 
 @pytest.mark.slow
 def test_batched_rules_keep_the_per_row_ids_on_every_row(logits, per_row_steps):
-    """The issue's rule (T = 0.5, top-k 5) on all 64 rows, leaders of +60 and +1000 included."""
+    """The rule T = 0.5, top-k 5 on all 64 rows, leaders of +60 and +1000 included."""
     check_batched_equals_per_row(logits, RULES[0], list(range(B)), per_row_steps)

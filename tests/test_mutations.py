@@ -15,6 +15,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 from decimal import Decimal
@@ -39,10 +40,17 @@ def course_env(data_dir: Path | None = None) -> dict:
     return env
 
 
-def copy_of_data(tmp_path: Path) -> Path:
-    target = tmp_path / "data"
-    shutil.copytree(ROOT / "data", target)
+def writable_copy(source: Path, target: Path, ignore=None) -> Path:
+    """``source`` copied to ``target``, every copied file and folder writable by its owner: in a
+    read-only checkout the copies would keep the read-only mode and could not be changed."""
+    shutil.copytree(source, target, ignore=ignore, copy_function=shutil.copyfile)
+    for path in (target, *target.rglob("*")):
+        path.chmod(path.stat().st_mode | stat.S_IWUSR)
     return target
+
+
+def copy_of_data(tmp_path: Path) -> Path:
+    return writable_copy(ROOT / "data", tmp_path / "data")
 
 
 def run_python(code: str, env: dict) -> subprocess.CompletedProcess:

@@ -1,6 +1,6 @@
 """The tests' own strength, tested: planted bugs must make the suite fail, naming the test.
 
-Each mutant is one small edit of ``course_lib`` — the bugs of issue 10 that the tests once let
+Each mutant is one small edit of ``course_lib`` — bugs the tests once let
 through, and a few of their kind — applied to a temporary COPY of the repository
 (``course_lib/``, ``data/``, ``tests/``, ``pyproject.toml``). The relevant test files then run
 as ``pytest -x -q`` with the copy as working directory and first on ``sys.path``; each run must
@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from test_mutations import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,10 +122,11 @@ MUTANTS = [
 
 
 def make_copy(target: Path) -> Path:
+    """A writable copy of the parts of the repository the runs read (also from a read-only
+    checkout: ``test_mutations.writable_copy``)."""
     for folder in ("course_lib", "data", "tests"):
-        shutil.copytree(ROOT / folder, target / folder,
-                        ignore=shutil.ignore_patterns("__pycache__", "artifacts", "*.pyc"))
-    shutil.copy(ROOT / "pyproject.toml", target / "pyproject.toml")
+        writable_copy(ROOT / folder, target / folder, ignore=shutil.ignore_patterns("__pycache__", "artifacts", "*.pyc"))
+    shutil.copyfile(ROOT / "pyproject.toml", target / "pyproject.toml")
     return target
 
 

@@ -4,6 +4,9 @@ Not taught: a script beside notebook 07 (sampling). Run:
 
     python -m course_lib.bench.generate                      # 64 greedy tokens, 1 and 2 threads
     python -m course_lib.bench.generate --tokens 32 --threads 1 --rounds 5
+    python -m course_lib.bench.generate --markdown           # the same, then its table in Markdown
+    python -m course_lib.bench.generate --repeat 3           # three runs (fresh processes): the figures
+                                                             # they reproduce within 20 %, in Markdown
 
 GPT-2 small's architecture with random (seeded) weights is written once to a temporary
 ``model.safetensors`` in Hugging Face's layout (``bench.gpt2_file``); the course loads it with
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 
 import torch
@@ -26,7 +30,7 @@ import torch
 
 from ..decoding.generate import generate
 from ..gpt2.loader import load_gpt2
-from . import NO_TRANSFORMERS, interleaved, machine_line
+from . import NO_TRANSFORMERS, interleaved, machine_line, report
 from .gpt2_file import save_random_gpt2
 
 try:                                             # the comparison is optional
@@ -83,24 +87,47 @@ def run(ours, theirs, tokens: int, threads: int, rounds: int) -> list[tuple[str,
     return results
 
 
+TITLE = "GPT-2 small greedy generation: the course vs transformers (python -m course_lib.bench.generate)"
+
+
+def figures_of(threads: int, tokens: int, results: list[tuple]) -> list[report.Figure]:
+    """The published figures of one table: ms per token of each side and course / HF (goal ≤ 1×)."""
+    table = f"{tokens} new tokens, {threads} thread{'s' if threads > 1 else ''}"
+    out = []
+    for name, cm, hm in results:
+        out.append(report.Figure(table, name, "course, ms per token", cm, "ms"))
+        if hm is not None:
+            out += [report.Figure(table, name, "HF, ms per token", hm, "ms"),
+                    report.Figure(table, name, "course / HF", cm / hm, "×", 1.0)]
+    return out
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tokens", type=int, default=64, help="new tokens per run (default 64)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default 3)")
     parser.add_argument("--seed", type=int, default=0)
+    report.add_options(parser)
     args = parser.parse_args(argv)
+    report.publish("course_lib.bench.generate", TITLE, argv, args, measure)
+
+
+def measure(args) -> list[report.Figure]:
     print(f"torch {torch.__version__}, GPT-2 small architecture, random weights (seed {args.seed}) "
           f"from a temporary model.safetensors, prompt {len(PROMPT_IDS)} tokens; {machine_line()}")
     if transformers is None:
         print(NO_TRANSFORMERS)
     else:
         print(f"transformers {transformers.__version__}")
+    figures = []
     with tempfile.TemporaryDirectory() as folder:
         save_random_gpt2(folder, seed=args.seed)
         ours, theirs = load_gpt2(folder), hf_model(folder)
         for threads in args.threads:
-            run(ours, theirs, args.tokens, threads, args.rounds)
+            figures += figures_of(threads, args.tokens, run(ours, theirs, args.tokens, threads, args.rounds))
+    return figures
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
                  with its check, its per-row ``ids`` and its batched ``mask``; ``FILTERS`` is the order
 * ``select``   — not taught: how the batched top-k / top-p find each row's largest values fast;
                  with ``threshold`` (a bar from a sample of each row), ``methods`` (which exact
-                 method runs: the fastest, measured at first use) and ``candidates`` (the
+                 method runs: a fixed rule) and ``candidates`` (the
                  pipeline after a top-k stage, on its k candidates only)
 * ``variants`` — nanoGPT's top-k cut and GPT-2's legacy top-p, for comparison
 * ``pipeline`` — ``SamplingRule`` (temperature → top-k → top-p → min-p → renormalise), per row and batched

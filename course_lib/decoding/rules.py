@@ -180,7 +180,7 @@ class TopP:
         """A ranked place is kept while the sum *before* it is < p. How many places that is
         depends only on the sorted values: :func:`~course_lib.decoding.select.top_p_fast`
         sorts only each row's largest values (found by numpy's ``partition`` or at a bar from a
-        sample, whichever ``methods.py`` measured faster) and adds them in ranked order in
+        sample, as ``methods.py`` picks) and adds them in ranked order in
         float64, as :meth:`ids` does; the first n ids by ``key`` are then kept, ties by id."""
         return _only_allowed(top_p_fast(probs, p, key), allowed)
 
@@ -198,13 +198,13 @@ class MinP:
 
     def mask(self, probs: torch.Tensor, m: float, key: torch.Tensor, allowed) -> torch.Tensor:
         """q ≥ m × max q, decided in float64. A float32 row is compared with the least float32 ≥
-        the float64 bar (the same answer, without widening the row); numpy or torch compares,
-        whichever is faster here (``methods.py``)."""
+        the float64 bar (the same answer, without widening the row); numpy compares where it can
+        read the tensor's memory, else torch (``methods.py``)."""
         a = numpy_view(probs)
         ways = {"torch": lambda: self._mask_torch(probs, m)}
         if a is not None:
             ways["numpy"] = lambda: self._mask_numpy(a, m)
-        mask = methods.run(methods.kind_of("min_p", probs.shape, probs.dtype, 1), ways)
+        mask = methods.run("min_p", len(probs), ways)
         return _only_allowed(mask, allowed)
 
     @staticmethod

@@ -13,9 +13,8 @@ the per-row rules; tests/test_decoding_batched.py proves these equal to them on 
 
 Each rule has several exact methods — numpy's ``partition`` (top-p also on two Python threads,
 "partition2"), ``torch.topk``, a bar from a sample (``threshold.py``; top-k also one row at a
-time, "rows") — and runs the one
-``methods.py`` measured fastest for that kind of call on this machine; all return the same ids
-(tests/test_decoding_methods.py). numpy works on the tensors' memory (no copy) and, unlike
+time, "rows") — and runs the one ``methods.py``'s rule picks for that kind of call; all return
+the same ids (tests/test_decoding_methods.py). numpy works on the tensors' memory (no copy) and, unlike
 torch's comparisons, compares a float32 row against its bar with vector instructions at full
 speed. The results are exact whatever the CPU and whichever method runs.
 """
@@ -112,15 +111,15 @@ def _top_k_torch(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
 
 
 def top_k_fast(key: torch.Tensor, k: int) -> torch.Tensor:
-    """[B, V] mask of the first k ids of each row of ``key`` (k < V), by the fastest method
-    here (``methods.py``): numpy's partition, ``torch.topk``, or a bar from a sample."""
+    """[B, V] mask of the first k ids of each row of ``key`` (k < V), by the method
+    ``methods.py`` picks: numpy's partition, ``torch.topk``, or a bar from a sample."""
     a = as_numpy(key)
     ways = {"partition": lambda: _top_k_partition(a, k, key), "topk": lambda: _top_k_torch(a, k, key)}
     if threshold.usable(a.shape[1], k):
         ways["threshold"] = lambda: threshold.top_k_mask(a, k)
         if len(a) > 1:                  # one row: "threshold" takes the one-row path already
             ways["rows"] = lambda: threshold.top_k_mask_by_rows(a, k)
-    return methods.run(methods.kind_of("top_k", a.shape, a.dtype, k), ways)
+    return methods.run("top_k", len(a), ways)
 
 
 def _top_k_ids_partition(a: np.ndarray, k: int, key: torch.Tensor) -> torch.Tensor:
@@ -155,7 +154,7 @@ def top_k_candidates(key: torch.Tensor, k: int) -> torch.Tensor:
         ways["threshold"] = lambda: threshold.top_k_ids(a, k)
         if len(a) > 1:                  # one row: "threshold" takes the one-row path already
             ways["rows"] = lambda: threshold.top_k_ids_by_rows(a, k)
-    return methods.run(methods.kind_of("top_k_ids", a.shape, a.dtype, k), ways)
+    return methods.run("top_k_ids", len(a), ways)
 
 
 def _top_p_rows(a: np.ndarray, p: float, width: int, rows, split: bool = False) -> tuple[np.ndarray, ...]:
@@ -208,11 +207,11 @@ def _top_p_threshold(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, n
 
 def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor:
     """[B, V] keep-mask of top-p before −inf logits are removed: the first n ids by ``key``,
-    n from :func:`top_p_count` or the bar of a sample (``threshold.py``), whichever is faster
-    here (``methods.py``; probabilities rank like their logits)."""
+    n from :func:`top_p_count` or the bar of a sample (``threshold.py``), as ``methods.py``
+    picks (probabilities rank like their logits)."""
     a = as_numpy(probs)
 
-    def mask(count):                    # the methods are compared by their masks (methods.run)
+    def mask(count):
         n, kth, tied = count()
         return _fix_tied_rows(_at_or_above(a, kth), np.flatnonzero(tied), key, n)
     ways = {"partition": lambda: mask(lambda: top_p_count(a, p))}
@@ -220,4 +219,4 @@ def top_p_fast(probs: torch.Tensor, p: float, key: torch.Tensor) -> torch.Tensor
         ways["partition2"] = lambda: mask(lambda: top_p_count(a, p, split=True))
     if threshold.usable(a.shape[1], 1):
         ways["threshold"] = lambda: mask(lambda: _top_p_threshold(a, p))
-    return methods.run(methods.kind_of("top_p", a.shape, a.dtype, p), ways)
+    return methods.run("top_p", len(a), ways)

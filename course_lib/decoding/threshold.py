@@ -2,7 +2,7 @@
 start, one pass collects every value at or above that bar, and only those few are ranked.
 
 Not taught: one of the methods behind the batched ``TopK.mask`` / ``TopP.mask`` and the
-pipeline's top-k candidates (``select.py`` picks, by measurement, which method runs;
+pipeline's top-k candidates (``methods.py`` picks, by a fixed rule, which method runs;
 tests/test_decoding_methods.py proves every method keeps the per-row rules' ids).
 
 Why the results are exact whatever the sample says:
@@ -124,7 +124,7 @@ def one_row_kth(row: np.ndarray, k: int):
     """The k-th largest value of one row (k < V) when it is strictly above the (k+1)-th, so that
     the values at or above it are exactly the first k ids; None otherwise (a tie at the k-th
     value, or a bar from the sample that collected k values or fewer: the caller takes
-    :func:`top_k_collect`). A batch of one row in ~6 numpy calls instead of ~30 (issue 26)."""
+    :func:`top_k_collect`). A batch of one row in ~6 numpy calls."""
     return _strict_kth(np.compress(row >= _one_row_bar(row, k), row), k)   # values at or above the bar
 
 
