@@ -118,11 +118,11 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[s
             args += ["--ro-bind", path, path]
     args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
              "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]   # torch reads the CPU's features
-    for path in runtime_paths():
-        args += ["--ro-bind", path, path]
     args += ["--proc", "/proc", "--dev", "/dev",
-             "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm",
-             "--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+             "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
+    for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
+        args += ["--ro-bind", path, path]
+    args += ["--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
         args += ["--setenv", name, value]
     return args
