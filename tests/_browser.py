@@ -11,11 +11,11 @@ once, and each test closes what the last one opened and opens its notebook with 
 import http.cookiejar
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
 import time
-import shutil
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
@@ -152,11 +152,10 @@ class Lab(NamedTuple):
 
 @contextmanager
 def shared_lab(tmp_path: Path):
-    """JupyterLab serving a copy of both editions' notebooks (:func:`copy_notebooks`) in
-    ``tmp_path``, and one Chromium page showing it (:func:`open_lab`): the :class:`Lab` that
-    every browser test of this pytest process shares (tests/conftest.py's session fixture
-    ``lab``). A module adds the notebooks it needs beside them and starts their kernels
-    (:func:`start_sessions`). Skips without Chromium or Playwright (:func:`need_browser`)."""
+    """JupyterLab serving both editions' notebooks (:func:`copy_notebooks`, into ``tmp_path``) and
+    one Chromium page showing it: the :class:`Lab` every browser test of this pytest process
+    shares (tests/conftest.py's ``lab``). A module adds its own notebooks to ``root`` and starts
+    their kernels (:func:`start_sessions`). Skips as :func:`need_browser` says."""
     need_browser()
     from playwright.sync_api import sync_playwright
 
