@@ -1,13 +1,17 @@
-"""Helpers of tests/test_browser_panel.py: JupyterLab on localhost, one Chromium page driven by
-Playwright, and waits that stop at the first cell that raises.
+"""Helpers of the browser tests (tests/test_browser_panel.py, tests/test_browser_layout.py):
+JupyterLab on localhost, one Chromium page driven by Playwright, and waits that stop at the
+first cell that raises.
 
-The server exposes its app as ``window.jupyterapp`` (``--LabApp.expose_app_in_browser``): the
-page loads JupyterLab once, and each test closes what the last one opened and opens its
-notebook with JupyterLab's own ``docmanager:open`` command instead of reloading the page.
+One JupyterLab and one Chromium page serve every browser test of a pytest process
+(:func:`shared_lab`, the session fixture ``lab`` of tests/conftest.py): the server exposes its
+app as ``window.jupyterapp`` (``--LabApp.expose_app_in_browser``), the page loads JupyterLab
+once, and each test closes what the last one opened and opens its notebook with JupyterLab's own
+``docmanager:open`` command instead of reloading the page.
 """
 import http.cookiejar
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,6 +19,7 @@ import time
 import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -74,18 +79,20 @@ def write_lab_settings(home: Path) -> None:
     # a closed notebook's kernel shuts down then, not when the server stops
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps(
         {"windowingMode": "none", "autoStartDefaultKernel": True, "kernelShutdown": True}))
+    # nothing a test runs is saved: a notebook stays as copied for the next test that opens it
+    documents = home / "settings" / "@jupyterlab" / "docmanager-extension"
+    documents.mkdir(parents=True)
+    (documents / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
     notices = home / "settings" / "@jupyterlab" / "apputils-extension"
     notices.mkdir(parents=True)
     (notices / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
 
 
 @contextmanager
-def serve_lab(root: Path, home: Path, kernels_for: list[str]):
+def serve_lab(root: Path, home: Path):
     """JupyterLab on 127.0.0.1:<free port> (no token, no browser) serving ``root``. Yields
     ``ready``, which waits until the server answers and returns its URL: start the browser
-    before calling it, while the server starts. ``ready`` also starts a kernel for each notebook
-    named in ``kernels_for`` (a session on its path, which JupyterLab connects to when it opens
-    that notebook), so no test waits for those kernels to start."""
+    before calling it, while the server starts."""
     write_lab_settings(home)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(home / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(home / "ws"),
@@ -111,7 +118,6 @@ def serve_lab(root: Path, home: Path, kernels_for: list[str]):
                 if server.poll() is not None or time.time() > deadline:
                     raise RuntimeError("JupyterLab did not start:\n" + log_path.read_text())
                 time.sleep(0.2)
-        start_sessions(url, kernels_for)
         return url
 
     try:
@@ -138,6 +144,36 @@ def start_sessions(url: str, paths: list[str]) -> None:
             "Content-Type": "application/json", "X-XSRFToken": xsrf}), timeout=30).read()
 
 
+class Lab(NamedTuple):
+    root: Path      # the folder JupyterLab serves (both editions' notebooks: copy_notebooks)
+    url: str
+    page: object    # the Chromium page showing JupyterLab (open_lab)
+
+
+@contextmanager
+def shared_lab(tmp_path: Path):
+    """JupyterLab serving both editions' notebooks (:func:`copy_notebooks`, into ``tmp_path``) and
+    one Chromium page showing it: the :class:`Lab` every browser test of this pytest process
+    shares (tests/conftest.py's ``lab``). A module adds its own notebooks to ``root`` and starts
+    their kernels (:func:`start_sessions`). Skips as :func:`need_browser` says."""
+    need_browser()
+    from playwright.sync_api import sync_playwright
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    root = tmp_path / "root"
+    copy_notebooks(root)
+    try:
+        with serve_lab(root, tmp_path / "home") as ready, sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+            try:
+                url = ready()
+                yield Lab(root, url, open_lab(browser, url))
+            finally:
+                browser.close()
+    finally:
+        shutil.rmtree(tmp_path, ignore_errors=True)
+
+
 def open_lab(browser, url: str):
     """A new page showing JupyterLab (an empty workspace of its own), once the app is restored."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -149,13 +185,20 @@ def open_lab(browser, url: str):
 
 # Makes notebook `path` the only tab, its cells loaded. A tab already showing it (connected to
 # its kernel, when `kernel`) stays: the panel test goes on in the tab where the test of every
-# notebook opened 07, which ran nothing. Otherwise it opens: without `kernel` it starts none (as
-# File Browser → Open With → Notebook (no kernel) does), with `kernel` it connects to the one
-# started for it. Then every other tab closes without asking to save (its kernel shuts down).
+# notebook opened 07, which ran nothing, and the solution-link test in the tab where the layout
+# test ended. A tab showing it without the kernel asked for closes. Otherwise it opens: without
+# `kernel` it starts none (as File Browser → Open With → Notebook (no kernel) does), with
+# `kernel` it connects to the one started for it. Then every other tab closes without asking to
+# save (its kernel shuts down).
 SHOW_JS = r"""async ([path, kernel]) => {
   const app = window.jupyterapp;
-  const tabs = Array.from(app.shell.widgets('main'));
-  let shown = tabs.find(w => w.context && w.context.path === path && (!kernel || !!w.sessionContext.session));
+  let tabs = Array.from(app.shell.widgets('main'));
+  let shown = tabs.find(w => w.context && w.context.path === path);
+  if (shown && kernel && !shown.sessionContext.session) {
+    shown.dispose();                // docmanager:open would show this tab again, without its kernel
+    tabs = tabs.filter(w => w !== shown);
+    shown = undefined;
+  }
   if (shown) {
     app.shell.activateById(shown.id);
   } else {

@@ -20,3 +20,12 @@ def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) == 2:
         from _xdist_order import two_halves
         items[:] = two_halves(items)
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    """One JupyterLab and one Chromium page showing it, shared by every browser test of this
+    pytest process (each xdist worker has its own): tests/_browser.py's shared_lab."""
+    from _browser import shared_lab
+    with shared_lab(tmp_path_factory.mktemp("lab")) as shared:
+        yield shared

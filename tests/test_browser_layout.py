@@ -16,16 +16,18 @@ browser open; helpers: ``tests/_browser.py``).
   link lands on its solution while the solutions notebook is open. Screenshot:
   ``artifacts/solution_link_<edition>.png``.
 
+The JupyterLab and its page are those of tests/test_browser_panel.py (tests/conftest.py's
+``lab``). The tests run one edition after the other (``language`` is a module fixture): the
+solution-link test goes on in the tab of 07 where the layout test of its edition ended.
+
 Needs Chromium and Playwright (skipped without them, failing under ``CI``), as
 tests/test_browser_panel.py does.
 """
 import json
-import shutil
 
 import pytest
 
-from _browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, ROOT, copy_notebooks, failure_screenshot, need_browser,
-                      open_lab, open_notebook, serve_lab, settled, wait_until)
+from _browser import ARTIFACTS, ROOT, failure_screenshot, open_notebook, settled, wait_until
 
 CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb"))
 EDITIONS = {"en": "", "zh": "zh/"}
@@ -68,21 +70,14 @@ def smallest_label_px(language: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    need_browser()
-    from playwright.sync_api import sync_playwright
+def page(lab):
+    return lab.page
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    tmp_path = tmp_path_factory.mktemp("layout")
-    root = tmp_path / "root"
-    copy_notebooks(root)
-    with serve_lab(root, tmp_path / "home", kernels_for=[]) as ready, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield open_lab(browser, ready())
-        finally:
-            browser.close()
-    shutil.rmtree(tmp_path, ignore_errors=True)
+
+@pytest.fixture(scope="module", params=list(EDITIONS))
+def language(request) -> str:
+    """"en", then "zh": pytest runs every test of one edition before the other's."""
+    return request.param
 
 
 # Every picture in the shown notebook's outputs: its cell's source, its width in the page and in
@@ -111,7 +106,6 @@ IMAGES_LOADED_JS = r"""() => [...document.querySelectorAll('.jp-NotebookPanel:no
   .every(img => img.complete && img.naturalWidth > 0)"""
 
 
-@pytest.mark.parametrize("language", EDITIONS)
 def test_pictures_are_readable_and_no_line_is_cut_off_or_wrapped(page, language):
     labels = smallest_label_px(language)
     print("smallest label in the PNG, px:", {k: round(v, 1) for k, v in labels.items()})
@@ -173,7 +167,6 @@ def click_solution_link(page, chapter_path: str, name: str) -> None:
     link.click()
 
 
-@pytest.mark.parametrize("language", EDITIONS)
 def test_one_click_on_an_exercise_link_lands_on_its_solution(page, language):
     from course_lib.exercises import EXERCISES
 

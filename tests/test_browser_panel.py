@@ -2,7 +2,7 @@
 
 Serves a copy of the notebooks on localhost (random free port, no token, no browser opened);
 one Chromium page loads JupyterLab once and every test opens its notebook in it (helpers:
-``tests/_browser.py``).
+``tests/_browser.py``; the server and the page are those of tests/test_browser_layout.py too).
 
 * Every notebook opens showing the pipeline map (its stored output: nothing runs; 07 is opened
   connected to its idle kernel, and the panel test goes on in that tab, the others without one);
@@ -31,8 +31,8 @@ A cell that raises stops the test within a second of its traceback appearing —
 wait for a timeout: the failure names the cell, prints its source and traceback, and saves a
 screenshot of it to ``artifacts/browser_error.png`` (:func:`_browser.wait_until`).
 ``test_a_failing_cell_stops_the_browser_test_within_seconds`` proves that on a copy of
-notebook 07 with one deliberately failing cell. The kernels of notebook 07 and of that copy
-start with the server, so neither test waits for a kernel to start.
+notebook 07 with one deliberately failing cell. The kernels of notebook 07, of that copy and of
+the Chinese 07 start before the module's first test, so no test waits for a kernel to start.
 ``BROWSER_TEST_NOTEBOOK=/path/to/copy.ipynb`` points the panel test at another copy.
 """
 import json
@@ -45,9 +45,8 @@ from pathlib import Path
 
 import pytest
 
-from _browser import (ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, GLYPH_JS, ROOT, CellError, broken_copy, copy_notebooks,
-                      failure_screenshot, has_text_js, need_browser, open_and_run_all, open_lab, open_notebook,
-                      serve_lab, settled, wait_until)
+from _browser import (ARTIFACTS, GLYPH_JS, ROOT, CellError, broken_copy, failure_screenshot, has_text_js,
+                      open_and_run_all, open_notebook, settled, start_sessions, wait_until)
 from _copies import writable_copy
 
 NOTEBOOK = Path(os.environ.get("BROWSER_TEST_NOTEBOOK", ROOT / "notebooks" / "07_sampling.ipynb"))
@@ -56,25 +55,19 @@ ZH07 = "zh/07_sampling.ipynb"                     # the Chinese twin: its panel'
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    """One Chromium page showing JupyterLab, shared by the module's tests; each first makes its
-    notebook the only tab (:func:`_browser.show`). The server serves both editions, notebook 07
-    (or ``NOTEBOOK``), a broken copy of it and the Chinese 07, whose kernels it starts at once."""
-    need_browser()
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(exist_ok=True)
-    tmp_path = tmp_path_factory.mktemp("lab")
-    root = tmp_path / "root"
-    copy_notebooks(root)
-    writable_copy(NOTEBOOK, root / NOTEBOOK.name)
-    broken_copy(NOTEBOOK, root / BROKEN)
-    with serve_lab(root, tmp_path / "home", kernels_for=[NOTEBOOK.name, BROKEN, ZH07]) as ready, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield open_lab(browser, ready())
-        finally:
-            browser.close()
+def page(lab):
+    """The page of the shared JupyterLab (tests/conftest.py's ``lab``); each test first makes its
+    notebook the only tab (:func:`_browser.show`). Beside both editions it serves notebook 07
+    (or ``NOTEBOOK``) and a broken copy of it, and starts the kernels of these two and of the
+    Chinese 07 at once."""
+    served = lab.root / NOTEBOOK.name
+    original = served.read_bytes() if served.is_file() else None
+    writable_copy(NOTEBOOK, served)
+    broken_copy(NOTEBOOK, lab.root / BROKEN)
+    start_sessions(lab.url, [NOTEBOOK.name, BROKEN, ZH07])
+    yield lab.page
+    if original is not None:                    # the other browser tests see the course's own 07
+        served.write_bytes(original)
 
 
 def summary_text(panel) -> str:

@@ -26,9 +26,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def running_ports(env) -> list[int]:
-    out = subprocess.run([BIN / "jupyter", "server", "list", "--json"], env=env,
-                         capture_output=True, text=True, timeout=60).stdout
+def list_servers(env) -> subprocess.Popen:
+    """Start ``jupyter server list --json`` (what `make stop` reads; about a second of CPU):
+    :func:`listed_ports` reads its answer, so the test does other work meanwhile."""
+    return subprocess.Popen([BIN / "jupyter", "server", "list", "--json"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+
+
+def listed_ports(listing: subprocess.Popen) -> list[int]:
+    out, _ = listing.communicate(timeout=60)
     return [json.loads(line)["port"] for line in out.splitlines() if line.strip()]
 
 
@@ -70,7 +76,7 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
             assert lab.poll() is None, "make lab ended before serving"
             assert time.monotonic() < deadline, "JupyterLab did not start within 120 s"
             time.sleep(0.2)
-        assert port in running_ports(env)                  # what `make stop` reads lists it
+        listing = list_servers(env)                        # what `make stop` reads: read below
         class NoRedirect(urllib.request.HTTPRedirectHandler):
             def redirect_request(self, *args, **kwargs):
                 return None
@@ -85,11 +91,13 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
         assert served["path"] == "my-notebooks/zh/01_tokenizer.ipynb" and served["type"] == "notebook", served
         assert (course / "my-notebooks" / "zh" / "01_tokenizer.ipynb").read_bytes() == \
             (ROOT / "notebooks" / "zh" / "01_tokenizer.ipynb").read_bytes()
+        assert port in listed_ports(listing)               # what `make stop` reads lists it
         stop = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
         assert stop.returncode == 0, stop.stdout + stop.stderr
         lab.wait(timeout=60)
-        assert port not in running_ports(env)
+        listing = list_servers(env)                        # beside the second `make stop`
         again = subprocess.run(make + ["stop"], env=env, capture_output=True, text=True, timeout=120)
+        assert port not in listed_ports(listing)
         assert again.returncode == 0 and "no JupyterLab started from" in again.stdout
     finally:
         if lab.poll() is None:
