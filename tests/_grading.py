@@ -54,9 +54,12 @@ def chapter03(path: Path, *extra: str, replace: dict | None = None, **options) -
 
 
 def guarded_mask(check: str) -> str:
-    """A correct make_causal_mask that first runs ``check`` (which raises when isolation failed)."""
-    body = "\n".join("    " + line for line in check.strip().splitlines())
-    return f"def make_causal_mask(T):\n{body}\n    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)"
+    """A correct make_causal_mask that runs ``check`` (which raises when isolation failed) at its
+    first call, the one the checker makes first (T = 3): a failed check fails the exercise."""
+    body = "\n".join("        " + line for line in check.strip().splitlines())
+    return ("def make_causal_mask(T):\n    if not getattr(make_causal_mask, 'checked', False):\n"
+            f"        make_causal_mask.checked = True\n{body}\n"
+            "    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)")
 
 
 class CpuHog:
