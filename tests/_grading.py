@@ -62,14 +62,36 @@ def guarded_mask(check: str) -> str:
             "    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)")
 
 
+HOG = """
+import sys, time
+gradebook, until = sys.argv[1], sys.argv[2].encode()
+while True:
+    end = time.monotonic() + 0.2
+    while time.monotonic() < end:
+        pass
+    for path in (gradebook + ".partial", gradebook):
+        try:
+            if until in open(path, "rb").read():
+                sys.exit(0)
+        except OSError:
+            pass
+"""
+
+
 class CpuHog:
-    """A busy loop on one core for as long as the class is graded (the machine's load rises)."""
+    """A busy loop on one core (the machine's load rises) until the gradebook ``out`` (or its
+    .partial) holds ``until``: the rows of the submission that must keep its grade under load.
+    ``saw_it``: the hog ended by itself, so it ran for as long as that submission was graded."""
+
+    def __init__(self, out: Path, until: str):
+        self.command = [sys.executable, "-c", HOG, str(out), until]
 
     def __enter__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        self.process = subprocess.Popen(self.command)
         return self
 
     def __exit__(self, *exc):
+        self.saw_it = self.process.poll() == 0
         self.process.kill()
         self.process.wait()
 

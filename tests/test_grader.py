@@ -1,20 +1,23 @@
 """The class grader (python -m course_lib.grading): a class graded in sandboxes, as root and as a normal user.
 
 Two classes, each graded once with --jobs 2: one by root (skipped, with the reason, when the
-tests run as a normal user) while a CPU hog runs, one by an unprivileged user (as root: the user
-``probeuser`` — or $COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the
-tests' own user) from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an
-honest copy of the worked solutions (found with a glob over notebooks/solutions/*.ipynb), a
-loop that never ends, and two hostile submissions: one runs a fork bomb, ``kill(-1)``, writes
-files everywhere, fills its /tmp and leaves a SysV shared-memory segment; the other looks for that segment, the
-gradebook, the feedback, the solutions, other submissions, the grader's processes and the
-network. Root's class also has an honest slow notebook (a 65 s cell that waits, a cell that
-uses more CPU than a call's and an exercise's budget, a call that uses most of its CPU budget
-and more than that in wall time under the hog), a cell that never ends, a formula-injection
-file name, Colab's "Copy of 03_attention.ipynb", a renamed copy in nbformat 3, a Chinese
-notebook with a student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
-a kernel that refuses namespaces, a file named like an option, the rules that name and read
-submissions (tests/test_grader_options.py).
+tests run as a normal user), one by an unprivileged user (as root: the user ``probeuser`` — or
+$COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the tests' own user)
+from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an honest copy of
+chapter 03's worked solutions, a function that never returns, and two hostile submissions: one
+runs a fork bomb, ``kill(-1)``, writes files everywhere, fills its /tmp and leaves a SysV
+shared-memory segment; the other looks (at its first call) for that segment, the gradebook, the
+feedback, the solutions, other submissions, the grader's processes and the network. The normal
+user's class also has an honest cell that waits longer than 10 times its small CPU budget.
+Root's class, with a CPU hog running until its slow notebook is graded, also has that slow
+notebook (graded first: a cell that uses more CPU than a call's and an exercise's budget, a
+call that uses most of its CPU budget and more than that in wall time under the hog), a cell
+that never ends (in the submission whose function never returns), a renamed copy in nbformat 3
+named like a formula, Colab's "Copy of 03_attention.ipynb", a Chinese notebook with a
+student's HTML, and the worked solutions (every exercise, found with a glob over
+notebooks/solutions/*.ipynb). Small tests: a symlinked --out, --resume, no bwrap, a kernel that
+refuses namespaces, a file named like an option, the rules that name and read submissions
+(tests/test_grader_options.py).
 """
 import csv
 import json
@@ -227,11 +230,12 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
                               "start = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass",
                               replace={"make_causal_mask": guarded_mask(
                                   "start = time.process_time()\nwhile time.process_time() - start < 1.5:\n    pass")})
-    args = [*map(str, SOLUTIONS), str(first), str(subs), "--out", str(out), "--summary", str(out.parent / "summary.csv"),
+    args = [str(first), *map(str, SOLUTIONS), str(subs), "--out", str(out), "--summary", str(out.parent / "summary.csv"),
             "--feedback", str(out.parent / "feedback"), *LIMITS, "--cell-timeout", str(CELL)]
-    with CpuHog():
+    with CpuHog(out, str(paths["slow"])) as hog:          # the hog runs until the slow one is graded
         run = run_grader(args)
     assert run.returncode == 0, run.stderr[-3000:]
+    assert hog.saw_it, "the CPU hog ended before the slow submission was graded"
     by = rows_by(out)
     problems = check_isolation({k: by.get(k, {}) for k in paths}, canaries, run, -1)
     problems += [f"root's submissions still running: {learners_running(u)}" for u in range(61000, 61010) if learners_running(u)]
