@@ -141,8 +141,10 @@ def hostile_class(subs: Path, out: Path, layout, *hang_cells: str) -> tuple[dict
                                 "if not 200 << 20 < written <= 256 << 20:\n    raise AssertionError(f'{written} bytes written')")}),
         # another submission's shared memory, the gradebook, feedback, solutions, processes, network
         "reader": chapter03(layout(subs, "reader"), replace={"make_causal_mask": guarded_mask(SHM_READ + snoop(secrets))}),
-        "hang": chapter03(layout(subs, "hang"), *hang_cells,
-                          replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
+        # its attention_head builds its own mask: it passes in the fresh process after the hang
+        "hang": chapter03(layout(subs, "hang"), *hang_cells, replace={
+            "make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass",
+            "attention_head": solution("attention_head").replace("make_causal_mask(T)", "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)")}),
     }
     return paths, canaries + [late]
 
@@ -186,7 +188,7 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
             problems.append(f"{who}: {failed or sorted(by.get(who, {}))}")
     hang = by.get("hang", {})
     if not ("did not return within 2 s" in hang.get("make_causal_mask", {}).get("reason", "")
-            and hang.get("split_heads", {}).get("passed") == "True"):
+            and hang.get("attention_head", {}).get("passed") == hang.get("split_heads", {}).get("passed") == "True"):
         problems.append(f"hang: {hang}")
     time.sleep(1.5)                                         # the escaped sleeper would have written by now
     problems += [f"written outside the sandbox: {c}" for c in canaries if c.exists()]
@@ -242,7 +244,7 @@ def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_unde
     for who in ("slow", "'" + FORMULA_NAME, "colab"):
         if sorted(by.get(who, {})) != sorted(CH03) or any(r["passed"] != "True" for r in by[who].values()):
             problems.append(f"{who}: {by.get(who)}")
-    hang = by.get("hang", {})           # split_heads passes (check_isolation): the cell skipped costs no grade
+    hang = by.get("hang", {})           # its other two pass (check_isolation): the cell skipped costs no grade
     said = out.parent / "feedback" / "hang.md"
     if len(hang) != 3 or (
             f"cell 2 ran longer than {CELL} s" not in (said.read_text(encoding="utf-8") if said.is_file() else "")):
