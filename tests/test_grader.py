@@ -32,14 +32,15 @@ from pathlib import Path
 import pytest
 
 from course_lib.exercises import EXERCISES
+from course_lib.grading.session import WALL_FACTOR
 from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, rows_by, run_grader,
                             solution, unprivileged_user)
 
 SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
 LIMITS = ["--jobs", "2", "--timeout", "2", "--exercise-timeout", "2.5", "--memory", "3"]
 CELL = 5                # root's class: CPU seconds per cell (its slow cell computes 3.5)
-CELL_SMALL = 1          # the normal user's class: a cell that waits 10 × 1 + 6 s keeps its grade
-WAIT = 10 * CELL_SMALL + 6          # session.WALL_FACTOR × the cell's budget + 5, and a second more
+CELL_SMALL = 1          # the normal user's class: a cell that waits WAIT s keeps its grade
+WAIT = WALL_FACTOR * CELL_SMALL + 6          # more than the wall time its CPU budget alone would allow
 
 
 SHM_WRITE = f"""

@@ -27,7 +27,7 @@ import torch
 
 from ..exercises import core, guard
 from . import wire
-from .sandbox import Limits, Sandbox  # noqa: F401  (Limits: the budgets, kept free of torch)
+from .sandbox import Limits, Sandbox
 
 WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget (a machine at load 16 on 2 cores: 8)
 CELL_WALL = 600.0         # wall seconds a cell may wait (sleep, block) whatever its CPU budget
