@@ -54,19 +54,44 @@ def chapter03(path: Path, *extra: str, replace: dict | None = None, **options) -
 
 
 def guarded_mask(check: str) -> str:
-    """A correct make_causal_mask that first runs ``check`` (which raises when isolation failed)."""
-    body = "\n".join("    " + line for line in check.strip().splitlines())
-    return f"def make_causal_mask(T):\n{body}\n    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)"
+    """A correct make_causal_mask that runs ``check`` (which raises when isolation failed) at its
+    first call, the one the checker makes first (T = 3): a failed check fails the exercise."""
+    body = "\n".join("        " + line for line in check.strip().splitlines())
+    return ("def make_causal_mask(T):\n    if not getattr(make_causal_mask, 'checked', False):\n"
+            f"        make_causal_mask.checked = True\n{body}\n"
+            "    return torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)")
+
+
+HOG = """
+import sys, time
+gradebook, until = sys.argv[1], sys.argv[2].encode()
+while True:
+    end = time.monotonic() + 0.2
+    while time.monotonic() < end:
+        pass
+    for path in (gradebook + ".partial", gradebook):
+        try:
+            if until in open(path, "rb").read():
+                sys.exit(0)
+        except OSError:
+            pass
+"""
 
 
 class CpuHog:
-    """A busy loop on one core for as long as the class is graded (the machine's load rises)."""
+    """A busy loop on one core (the machine's load rises) until the gradebook ``out`` (or its
+    .partial) holds ``until``: the rows of the submission that must keep its grade under load.
+    ``saw_it``: the hog ended by itself, so it ran for as long as that submission was graded."""
+
+    def __init__(self, out: Path, until: str):
+        self.command = [sys.executable, "-c", HOG, str(out), until]
 
     def __enter__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        self.process = subprocess.Popen(self.command)
         return self
 
     def __exit__(self, *exc):
+        self.saw_it = self.process.poll() == 0
         self.process.kill()
         self.process.wait()
 

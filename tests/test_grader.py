@@ -1,20 +1,23 @@
 """The class grader (python -m course_lib.grading): a class graded in sandboxes, as root and as a normal user.
 
 Two classes, each graded once with --jobs 2: one by root (skipped, with the reason, when the
-tests run as a normal user) while a CPU hog runs, one by an unprivileged user (as root: the user
-``probeuser`` — or $COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the
-tests' own user) from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an
-honest copy of the worked solutions (found with a glob over notebooks/solutions/*.ipynb), a
-loop that never ends, and two hostile submissions: one runs a fork bomb, ``kill(-1)``, writes
-files everywhere, fills its /tmp and leaves a SysV shared-memory segment; the other looks for that segment, the
-gradebook, the feedback, the solutions, other submissions, the grader's processes and the
-network. Root's class also has an honest slow notebook (a 65 s cell that waits, a cell that
-uses more CPU than a call's and an exercise's budget, a call that uses most of its CPU budget
-and more than that in wall time under the hog), a cell that never ends, a formula-injection
-file name, Colab's "Copy of 03_attention.ipynb", a renamed copy in nbformat 3, a Chinese
-notebook with a student's HTML, and the worked solutions (every exercise). Small tests: a symlinked --out, --resume, no bwrap,
-a kernel that refuses namespaces, a file named like an option, the rules that name and read
-submissions (tests/test_grader_options.py).
+tests run as a normal user), one by an unprivileged user (as root: the user ``probeuser`` — or
+$COURSE_TEST_USER, else ``nobody`` — through setpriv; as a normal user: the tests' own user)
+from an nbgrader ``submitted/<student>/<assignment>/`` tree. Each holds an honest copy of
+chapter 03's worked solutions, a function that never returns, and two hostile submissions: one
+runs a fork bomb, ``kill(-1)``, writes files everywhere, fills its /tmp and leaves a SysV
+shared-memory segment; the other looks (at its first call) for that segment, the gradebook, the
+feedback, the solutions, other submissions, the grader's processes and the network. The normal
+user's class also has an honest cell that waits longer than 10 times its small CPU budget.
+Root's class, with a CPU hog running until its slow notebook is graded, also has that slow
+notebook (graded first: a cell that uses more CPU than a call's and an exercise's budget, a
+call that uses most of its CPU budget and more than that in wall time under the hog), a cell
+that never ends (in the submission whose function never returns), a renamed copy in nbformat 3
+named like a formula, Colab's "Copy of 03_attention.ipynb", a Chinese notebook with a
+student's HTML, and the worked solutions (every exercise, found with a glob over
+notebooks/solutions/*.ipynb). Small tests: a symlinked --out, --resume, no bwrap, a kernel that
+refuses namespaces, a file named like an option, the rules that name and read submissions
+(tests/test_grader_options.py).
 """
 import csv
 import json
@@ -29,11 +32,15 @@ from pathlib import Path
 import pytest
 
 from course_lib.exercises import EXERCISES
+from course_lib.grading.session import WALL_FACTOR
 from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, rows_by, run_grader,
                             solution, unprivileged_user)
 
 SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
-LIMITS = ["--jobs", "2", "--timeout", "2", "--exercise-timeout", "2.5", "--cell-timeout", "6", "--memory", "3"]
+LIMITS = ["--jobs", "2", "--timeout", "2", "--exercise-timeout", "2.5", "--memory", "3"]
+CELL = 5                # root's class: CPU seconds per cell (its slow cell computes 3.5)
+CELL_SMALL = 1          # the normal user's class: a cell that waits WAIT s keeps its grade
+WAIT = WALL_FACTOR * CELL_SMALL + 6          # more than the wall time its CPU budget alone would allow
 
 
 SHM_WRITE = f"""
@@ -115,12 +122,13 @@ for target in {targets!r}:
             attempt()
         except Exception:
             pass
-subprocess.Popen(["sh", "-c", "sleep 3; touch {late}"], start_new_session=True)
+subprocess.Popen(["sh", "-c", "sleep 1; touch {late}"], start_new_session=True)
 """
 
 
-def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
-    """The isolation probes and an honest copy, each at ``layout(subs, student)``; (student -> path, canaries)."""
+def hostile_class(subs: Path, out: Path, layout, *hang_cells: str) -> tuple[dict, list[Path]]:
+    """The isolation probes and an honest copy, each at ``layout(subs, student)``; (student -> path, canaries).
+    ``hang_cells`` go before the cells of "hang" (whose make_causal_mask never returns)."""
     canaries = [Path("/tmp") / f"canary-{os.getpid()}-{subs.name}", ROOT / f"canary-{os.getpid()}", out.parent / "canary"]
     late = Path("/tmp") / f"canary-late-{os.getpid()}-{subs.name}"
     paths = {"honest": chapter03(layout(subs, "honest"))}
@@ -134,20 +142,38 @@ def hostile_class(subs: Path, out: Path, layout) -> tuple[dict, list[Path]]:
                                 "if not 200 << 20 < written <= 256 << 20:\n    raise AssertionError(f'{written} bytes written')")}),
         # another submission's shared memory, the gradebook, feedback, solutions, processes, network
         "reader": chapter03(layout(subs, "reader"), replace={"make_causal_mask": guarded_mask(SHM_READ + snoop(secrets))}),
-        "hang": chapter03(layout(subs, "hang"), replace={"make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass"}),
+        # its attention_head builds its own mask: it passes in the fresh process after the hang
+        "hang": chapter03(layout(subs, "hang"), *hang_cells, replace={
+            "make_causal_mask": "def make_causal_mask(T):\n    while True:\n        pass",
+            "attention_head": solution("attention_head").replace("make_causal_mask(T)", "torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)")}),
     }
     return paths, canaries + [late]
 
 
 def learners_running(uid: int) -> list[str]:
+    """Submission processes of ``uid`` that outlived their grader: no ancestor is a grader still
+    running (another test's grader, running meanwhile as the same uid, keeps its own)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             if os.stat(f"/proc/{pid}").st_uid == uid and b"course_lib.grading.learner" in Path(f"/proc/{pid}/cmdline").read_bytes():
-                found.append(pid)
+                if not grader_above(pid):
+                    found.append(pid)
         except OSError:
             pass
     return found
+
+
+def grader_above(pid: str) -> bool:
+    """Whether an ancestor of ``pid`` is a grader (``python -m course_lib.grading``) still running."""
+    while pid not in ("0", "1"):
+        try:
+            pid = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1]
+            if b"\0-m\0course_lib.grading\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+        except (OSError, IndexError):
+            return False
+    return False
 
 
 def shm_segment_left() -> bool:
@@ -163,9 +189,9 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
             problems.append(f"{who}: {failed or sorted(by.get(who, {}))}")
     hang = by.get("hang", {})
     if not ("did not return within 2 s" in hang.get("make_causal_mask", {}).get("reason", "")
-            and hang.get("split_heads", {}).get("passed") == "True"):
+            and hang.get("attention_head", {}).get("passed") == hang.get("split_heads", {}).get("passed") == "True"):
         problems.append(f"hang: {hang}")
-    time.sleep(3)                                           # the escaped sleeper would have written by now
+    time.sleep(1.5)                                         # the escaped sleeper would have written by now
     problems += [f"written outside the sandbox: {c}" for c in canaries if c.exists()]
     if shm_segment_left():
         problems.append("a SysV shared-memory segment outlived its submission")
@@ -178,56 +204,56 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
 
 # ---------------------------------------------------------------------------- root's class
 
-FORMULA_NAMES = ["=HYPERLINK(1)"]       # "-2+3": the --resume test
+FORMULA_NAME = "=HYPERLINK(1)"          # "-2+3": the --resume test
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="the grader as root needs the tests to run as root; the normal-user test runs")
 def test_a_class_graded_by_root_is_isolated_and_honest_work_keeps_its_grade_under_load(tmp_path):
     subs, out = tmp_path / "class", tmp_path / "grading" / "grades.csv"
-    paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "03_attention.ipynb")
-    # a renamed copy, in nbformat 3: its chapter from its metadata, upgraded by nbformat
-    v3 = json.loads(chapter03(subs / "renamed-v3" / "my work.ipynb").read_text())
+    # "hang" also has a cell that never ends: skipped when its cells run again, named in its feedback
+    paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "03_attention.ipynb",
+                                    "while True:\n    pass")
+    # a renamed copy, in nbformat 3, named like a formula: its chapter from its metadata, upgraded by nbformat
+    renamed = subs / f"{FORMULA_NAME}.ipynb"
+    v3 = json.loads(chapter03(renamed).read_text())
     v3 = {"nbformat": 3, "nbformat_minor": 0, "metadata": v3["metadata"], "worksheets": [{"metadata": {}, "cells": [
         {"cell_type": "code", "language": "python", "input": c["source"], "outputs": [], "metadata": {}} for c in v3["cells"]]}]}
-    (subs / "renamed-v3" / "my work.ipynb").write_text(json.dumps(v3))
+    renamed.write_text(json.dumps(v3))
     paths |= {
-        "renamed-v3": subs / "renamed-v3" / "my work.ipynb",
-        "endless-cell": chapter03(subs / "endless-cell" / "03_attention.ipynb", "while True:\n    pass"),
+        "'" + FORMULA_NAME: renamed,
         "colab": chapter03(subs / "colab" / "Copy of 03_attention.ipynb", chapter=None, metadata={"colab": {"provenance": []}}),
         "<b>zh": chapter03(subs / "<b>zh" / "03_attention.ipynb", "from course_lib.ui.language import set_language\nset_language('zh')",
                            language="zh", replace={"make_causal_mask": solution("make_causal_mask").replace("diagonal=1", "diagonal=0"),
                                                    "split_heads": "def split_heads(x, n_head):\n    raise ValueError('<img src=x onerror=alert(1)>')"}),
     }
-    for name in FORMULA_NAMES:
-        chapter03(subs / f"{name}.ipynb")
-    # honest and slow, started first: a 65 s cell (waiting), a cell of 3.5 CPU seconds (more than a
-    # call's 2 and an exercise's 2.5), a first call of 1.5 of its 2 CPU seconds (more in wall time under the hog)
+    # honest and slow, started first: a cell of 3.5 CPU seconds (more than a call's 2 and an
+    # exercise's 2.5), a first call of 1.5 of its 2 CPU seconds (more in wall time under the hog)
     first = tmp_path / "first"
-    paths["slow"] = chapter03(first / "slow" / "03_attention.ipynb", "import time\ntime.sleep(65)",
+    paths["slow"] = chapter03(first / "slow" / "03_attention.ipynb", "import time",
                               "start = time.process_time()\nwhile time.process_time() - start < 3.5:\n    pass",
-                              "SLOW = [True]", replace={"make_causal_mask": guarded_mask(
-                                  "if SLOW:\n    SLOW.clear()\n    start = time.process_time()\n"
-                                  "    while time.process_time() - start < 1.5:\n        pass")})
-    args = [*map(str, SOLUTIONS), str(first), str(subs), "--out", str(out), "--summary",
-            str(out.parent / "summary.csv"), "--feedback", str(out.parent / "feedback"), *LIMITS]
-    with CpuHog():
+                              replace={"make_causal_mask": guarded_mask(
+                                  "start = time.process_time()\nwhile time.process_time() - start < 1.5:\n    pass")})
+    args = [str(first), *map(str, SOLUTIONS), str(subs), "--out", str(out), "--summary", str(out.parent / "summary.csv"),
+            "--feedback", str(out.parent / "feedback"), *LIMITS, "--cell-timeout", str(CELL)]
+    with CpuHog(out, str(paths["slow"])) as hog:          # the hog runs until the slow one is graded
         run = run_grader(args)
     assert run.returncode == 0, run.stderr[-3000:]
+    assert hog.saw_it, "the CPU hog ended before the slow submission was graded"
     by = rows_by(out)
     problems = check_isolation({k: by.get(k, {}) for k in paths}, canaries, run, -1)
     problems += [f"root's submissions still running: {learners_running(u)}" for u in range(61000, 61010) if learners_running(u)]
-    for who in ("slow", "renamed-v3", "colab"):
+    for who in ("slow", "'" + FORMULA_NAME, "colab"):
         if sorted(by.get(who, {})) != sorted(CH03) or any(r["passed"] != "True" for r in by[who].values()):
             problems.append(f"{who}: {by.get(who)}")
-    endless = by.get("endless-cell", {})
-    said = out.parent / "feedback" / "endless-cell.md"
-    if not all(r["passed"] == "True" for r in endless.values()) or len(endless) != 3 or (
-            "cell 2 ran longer than 6 s" not in (said.read_text(encoding="utf-8") if said.is_file() else "")):
-        problems.append(f"endless-cell: {endless}")
+    hang = by.get("hang", {})           # its other two pass (check_isolation): the cell skipped costs no grade
+    said = out.parent / "feedback" / "hang.md"
+    if len(hang) != 3 or (
+            f"cell 2 ran longer than {CELL} s" not in (said.read_text(encoding="utf-8") if said.is_file() else "")):
+        problems.append(f"the cell that never ends: {hang}")
     zh = by.get("<b>zh", {}).get("make_causal_mask", {})
     if zh.get("passed") != "False" or not re.search(r"[\u4e00-\u9fff]", zh.get("reason", "")):
         problems.append(f"zh: a Chinese hint expected, got {zh}")
-    if sorted(k for k in by if k.startswith("'")) != sorted("'" + n for n in FORMULA_NAMES):
+    if [k for k in by if k.startswith("'")] != ["'" + FORMULA_NAME]:
         problems.append(f"formula names in the student column: {sorted(by)}")
     raw = out.read_text(encoding="utf-8")
     if re.search(r'(^|,)"[=+\-@]', raw, re.M):
@@ -272,18 +298,23 @@ def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_p
     try:
         subs, out = work / "course" / "submitted", work / "grading" / "grades.csv"
         paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "ps1" / "03_attention.ipynb")
+        # honest, started first: a cell that waits (sleeps) longer than 10 times its CPU budget
+        paths["asleep"] = chapter03(subs / "asleep" / "ps1" / "03_attention.ipynb", f"import time\ntime.sleep({WAIT})")
         uid = os.getuid()
         if user is not None:
             uid = pwd.getpwnam(user).pw_uid
             for folder, dirs, files in os.walk(work):
                 for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
                     os.chown(name, uid, pwd.getpwnam(user).pw_gid)
-        run = run_grader([str(work / "course"), "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS], user)
+        run = run_grader([str(work / "course"), "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS,
+                          "--cell-timeout", str(CELL_SMALL)], user)
         assert run.returncode == 0, run.stderr[-3000:]
         by = rows_by(out)
         problems = check_isolation(by, canaries, run, uid)
         if sorted(by) != sorted(paths):
             problems.append(f"students from the nbgrader tree: {sorted(by)}")
+        if sorted(by.get("asleep", {})) != sorted(CH03) or any(r["passed"] != "True" for r in by["asleep"].values()):
+            problems.append(f"a cell that waited {WAIT} s: {by.get('asleep')}")
         if f"your uid {uid}" not in run.stdout:
             problems.append(f"not graded as uid {uid}: {run.stdout[-400:]}")
         assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]

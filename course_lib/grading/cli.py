@@ -131,7 +131,7 @@ def parse(argv):
 
 def main(argv=None) -> int:
     from . import sandbox
-    from .session import Limits
+    from .sandbox import Limits
     args = parse(argv)
     os.umask(0o077)                                 # everything the grader writes is the instructor's only
     limits = Limits(args.timeout, args.exercise_timeout, args.cell_timeout, args.submission_timeout,

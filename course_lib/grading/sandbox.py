@@ -24,6 +24,7 @@ separate process with limits) and the grader prints it in one line.
 """
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import os
 import shutil
@@ -36,6 +37,20 @@ BASE_UID = 61000                # a submission runs as uid/gid 61000… when the
 UIDS = 1000                     # how many such uids graders on one machine may use at once
 _claimed: list = []             # the lock file that keeps this process's uid its own
 NAMESPACES = "new user, PID, IPC, network and mount namespaces"
+
+
+@dataclasses.dataclass
+class Limits:
+    """A submission's budgets (``grading.session`` keeps the time ones; the sandbox and
+    ``learner.confine`` the others); here, free of torch, so the grader's own process never imports it."""
+    call_seconds: float = 10.0            # CPU seconds of one call of the learner's function
+    exercise_seconds: float = 60.0        # CPU seconds of all calls of one exercise's check
+    cell_seconds: float = 120.0           # CPU seconds of one cell of the notebook
+    submission_seconds: float = 1800.0    # CPU seconds of the whole submission (RLIMIT_CPU: the process ends)
+    memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to its imports'
+    file_bytes: int = 64 << 20            # largest file it may write
+    disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
+    processes: int = 64                   # processes and threads, in its own user namespace
 
 
 class MissingBwrap(RuntimeError):

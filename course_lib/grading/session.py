@@ -27,23 +27,11 @@ import torch
 
 from ..exercises import core, guard
 from . import wire
-from .sandbox import Sandbox
+from .sandbox import Limits, Sandbox
 
 WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget (a machine at load 16 on 2 cores: 8)
 CELL_WALL = 600.0         # wall seconds a cell may wait (sleep, block) whatever its CPU budget
 POLL = 0.25               # seconds between two readings of the submission's CPU time
-
-
-@dataclasses.dataclass
-class Limits:
-    call_seconds: float = 10.0            # CPU seconds of one call of the learner's function
-    exercise_seconds: float = 60.0        # CPU seconds of all calls of one exercise's check
-    cell_seconds: float = 120.0           # CPU seconds of one cell of the notebook
-    submission_seconds: float = 1800.0    # CPU seconds of the whole submission (RLIMIT_CPU: the process ends)
-    memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to its imports'
-    file_bytes: int = 64 << 20            # largest file it may write
-    disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
-    processes: int = 64                   # processes and threads, in its own user namespace
 
 
 class CellTooLong(Exception):
