@@ -84,16 +84,18 @@ def checked_ids(text):
     return set(re.findall(r"check_(?:figure|inline)\(\s*[\"']([a-z0-9_.]+)[\"']", text))
 
 
-def test_every_figure_is_reproduced_by_a_test_and_by_one_of_its_notebooks():
+def test_every_figure_is_reproduced_by_a_test_and_by_exactly_the_notebooks_listed():
     found = sources()
     in_tests = set().union(*(checked_ids(t) for w, t in found if w.startswith("tests")))
     by_notebook = {w: checked_ids(t) for w, t in found if not w.startswith("tests")}
     registry = F.load_registry()
     missing_tests = sorted(set(registry) - in_tests)
-    missing_nb = sorted(fid for fid, e in registry.items()
-                        if not any(fid in by_notebook.get(nb, set()) for nb in e["notebooks"]))
+    # the registry's "notebooks" of a figure: exactly the notebooks whose code checks it
+    wrong_nb = {fid: (sorted(e["notebooks"]), sorted(nb for nb, ids in by_notebook.items() if fid in ids))
+                for fid, e in registry.items()
+                if set(e["notebooks"]) != {nb for nb, ids in by_notebook.items() if fid in ids}}
     assert not missing_tests, f"figures no test checks: {missing_tests}"
-    assert not missing_nb, f"figures none of their notebooks checks: {missing_nb}"
+    assert not wrong_nb, f"figures whose listed notebooks (registry, checked by code) differ: {wrong_nb}"
 
 
 def test_check_figure_prints_at_article_precision_and_accepts_rounding(capsys):
