@@ -15,11 +15,11 @@ import _hypothesis_home  # noqa: E402,F401
 
 @pytest.hookimpl(trylast=True)            # after -m's deselection: the count the workers split
 def pytest_collection_modifyitems(config, items):
-    """Under pytest-xdist (a worker), the long test files split evenly between the two workers
+    """Under pytest-xdist (a worker), the long test files split evenly between the workers
     (tests/_xdist_order.py); a run in one process keeps the usual order."""
-    if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) == 2:
-        from _xdist_order import two_halves
-        items[:] = two_halves(items)
+    if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) > 1:
+        from _xdist_order import in_parts
+        items[:] = in_parts(items, config.workerinput["workercount"])
 
 
 @pytest.fixture(scope="session")
