@@ -185,11 +185,10 @@ def open_lab(browser, url: str):
 
 # Makes notebook `path` the only tab, its cells loaded. A tab already showing it (connected to
 # its kernel, when `kernel`) stays: the panel test goes on in the tab where the test of every
-# notebook opened 07, which ran nothing, and the solution-link test in the tab where the layout
-# test ended. A tab showing it without the kernel asked for closes. Otherwise it opens: without
-# `kernel` it starts none (as File Browser → Open With → Notebook (no kernel) does), with
-# `kernel` it connects to the one started for it. Then every other tab closes without asking to
-# save (its kernel shuts down).
+# notebook opened 07, which ran nothing. A tab showing it without the kernel asked for closes.
+# Otherwise it opens: without `kernel` it starts none (as File Browser → Open With → Notebook
+# (no kernel) does), with `kernel` it connects to the one started for it. Then every other tab
+# closes without asking to save (its kernel shuts down).
 SHOW_JS = r"""async ([path, kernel]) => {
   const app = window.jupyterapp;
   let tabs = Array.from(app.shell.widgets('main'));

@@ -10,20 +10,25 @@ browser open; helpers: ``tests/_browser.py``).
 * No line of a notebook's first cell is cut off at the right edge (its editor never scrolls
   sideways), and no printed line of an output is wrapped (so no word is broken mid-word).
 * A worked solution is one click away: each exercise's link opens its chapter's solutions
-  notebook with that exercise's solution in view (``#cell-id=<exercise>``). JupyterLab applies
-  the fragment once the notebook is open: the link of a chapter's first exercise lands on its
-  solution when the solutions notebook opens (that solution is at its top), and every other
-  link lands on its solution while the solutions notebook is open. Screenshot:
+  notebook with that exercise's solution in view (``#cell-id=<exercise>``), and it stays there.
+  In every chapter, the link of its last exercise is clicked while the solutions notebook is
+  closed: the notebook opens with that solution, far below its top, in view, and still in view
+  at every sample of the next 2 s. Then, in 07, the link of its first exercise, in the
+  solutions notebook now open. Screenshot (07's last exercise):
   ``artifacts/solution_link_<edition>.png``.
+  This test opens its notebooks in JupyterLab's own windowingMode, as a learner's JupyterLab
+  does (neither `make lab` nor Binder sets one); the other browser tests lay out every cell at
+  once ("none", tests/_browser.py), where a notebook that has just opened stays at its top:
+  JupyterLab scrolls to the fragment once, before the cells above it have their height.
 
 The JupyterLab and its page are those of tests/test_browser_panel.py (tests/conftest.py's
-``lab``). The tests run one edition after the other (``language`` is a module fixture): the
-solution-link test goes on in the tab of 07 where the layout test of its edition ended.
+``lab``). The tests run one edition after the other (``language`` is a module fixture).
 
 Needs Chromium and Playwright (skipped without them, failing under ``CI``), as
 tests/test_browser_panel.py does.
 """
 import json
+from contextlib import contextmanager
 
 import pytest
 
@@ -154,7 +159,7 @@ CELL_IN_VIEW_JS = r"""([path, id]) => {
   if (!cell || !cell.node.isConnected) return null;
   const scroller = w.content.node;
   const top = cell.node.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
-  return {top: Math.round(top), height: scroller.clientHeight};
+  return {top: Math.round(top) + 0, height: scroller.clientHeight};   // + 0: no -0
 }"""
 
 
@@ -167,21 +172,94 @@ def click_solution_link(page, chapter_path: str, name: str) -> None:
     link.click()
 
 
+STAY_S = 2.0       # a solution that landed must still be in view this long after (sampled every 0.1 s)
+
+# CELL_IN_VIEW_JS's answer in view: the cell's top in the upper three quarters of its notebook
+IN_VIEW_JS = "(w) => !!w && w.top >= -2 && w.top < w.height * 0.75"
+
+# CELL_IN_VIEW_JS's answer every 0.1 s for `ms` milliseconds, each with `inView`
+SAMPLES_JS = f"""async ([path, id, ms]) => {{
+  const where = {CELL_IN_VIEW_JS}, inView = {IN_VIEW_JS}, samples = [], end = performance.now() + ms;
+  while (performance.now() < end) {{
+    const w = where([path, id]);
+    samples.push({{top: w && w.top, inView: inView(w)}});
+    await new Promise(done => setTimeout(done, 100));
+  }}
+  return samples;
+}}"""
+
+
+# Sets (or, with null, removes) the windowingMode of this page's notebooks in JupyterLab's setting
+# registry (the page has no public handle on it: it is the service of the plugin that provides
+# it); returns the user's value before, the mode now in force and JupyterLab's default.
+# Notebooks opened afterwards use it.
+WINDOWING_JS = r"""async (value) => {
+  const plugin = window.jupyterapp.pluginRegistry._plugins.get('@jupyterlab/apputils-extension:settings');
+  if (!plugin) throw new Error("JupyterLab's setting registry not found at pluginRegistry._plugins");
+  const tracker = await plugin.service.load('@jupyterlab/notebook-extension:tracker');
+  const before = tracker.user.windowingMode === undefined ? null : tracker.user.windowingMode;
+  if (value === null) await tracker.remove('windowingMode'); else await tracker.set('windowingMode', value);
+  return {before, mode: tracker.composite.windowingMode, default: tracker.default('windowingMode')};
+}"""
+CLOSE_ALL_JS = "() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) w.dispose(); }"
+
+
+@contextmanager
+def learners_windowing(page):
+    """The notebooks opened inside lay out as in a learner's JupyterLab: `make lab` and Binder set
+    no windowingMode, so JupyterLab's own default holds, not the tests' ("none", tests/_browser.py's
+    write_lab_settings). Yields (that mode, the tests'); every tab opened under it is closed at
+    the end, and the tests' mode is back."""
+    page.evaluate(CLOSE_ALL_JS)
+    setting = page.evaluate(WINDOWING_JS, None)
+    try:
+        assert setting["mode"] == setting["default"], setting
+        yield setting["mode"], setting["before"]
+    finally:
+        page.evaluate(WINDOWING_JS, setting["before"])
+        page.evaluate(CLOSE_ALL_JS)
+
+
+def open_paths(page) -> list[str]:
+    return page.evaluate("() => [...window.jupyterapp.shell.widgets('main')].map(w => w.context && w.context.path)")
+
+
+def lands(page, chapter_path: str, solutions: str, name: str, stay_s: float = 0.0) -> None:
+    """One click on exercise ``name``'s link in ``chapter_path``: its solution in ``solutions``
+    comes into view and, with ``stay_s``, is still in view at every sample of the next
+    ``stay_s`` seconds."""
+    click_solution_link(page, chapter_path, name)
+    where_js = f"({CELL_IN_VIEW_JS})({json.dumps([solutions, name])})"
+    wait_until(page, f"() => ({IN_VIEW_JS})({where_js})",
+               f"{name}'s solution in view in {solutions} after one click on its link", 30)
+    print(f"{chapter_path} → {solutions}#cell-id={name}: {page.evaluate(CELL_IN_VIEW_JS, [solutions, name])}")
+    if stay_s:
+        samples = page.evaluate(SAMPLES_JS, [solutions, name, stay_s * 1000])
+        tops = [s["top"] for s in samples]
+        print(f"  its top, px, every 0.1 s for the next {stay_s:.0f} s: {tops}")
+        assert all(s["inView"] for s in samples), (
+            f"{name}'s solution came into view in {solutions} after one click on its link, then left it within "
+            f"{stay_s:.0f} s (its top against the notebook, px, every 0.1 s: {tops}; in view: 0 to 3/4 of its height)")
+
+
 def test_one_click_on_an_exercise_link_lands_on_its_solution(page, language):
     from course_lib.exercises import EXERCISES
 
-    chapter = "07_sampling.ipynb"
-    chapter_path = EDITIONS[language] + chapter
-    solutions = EDITIONS[language] + "solutions/07_sampling_solutions.ipynb"
-    names = [name for name, (c, _) in EXERCISES.items() if c == "07"]
-    with failure_screenshot(page):
-        open_notebook(page, chapter_path)
-        # the first exercise's link opens the solutions notebook; every later one finds it open
-        for name in [names[0]] + names[1:][::-1]:
-            click_solution_link(page, chapter_path, name)
-            where_js = f"({CELL_IN_VIEW_JS})({json.dumps([solutions, name])})"
-            wait_until(page, f"() => {{ const w = {where_js}; return !!w && w.top >= -2 && w.top < w.height * 0.75; }}",
-                       f"{name}'s solution in view in {solutions} after one click on its link", 30)
-            print(f"{chapter_path} → {solutions}#cell-id={name}: {page.evaluate(CELL_IN_VIEW_JS, [solutions, name])}")
-        settled(page)
-        page.screenshot(path=str(ARTIFACTS / f"solution_link_{language}.png"))
+    with learners_windowing(page) as (windowing, tests_windowing), failure_screenshot(page):
+        print(f"windowingMode {windowing!r} (JupyterLab's default; the other browser tests: {tests_windowing!r})")
+        for chapter in CHAPTERS:
+            names = [name for name, (c, _) in EXERCISES.items() if c == chapter[:2]]
+            if len(names) < 2:
+                continue
+            chapter_path = EDITIONS[language] + chapter
+            solutions = EDITIONS[language] + "solutions/" + chapter.replace(".ipynb", "_solutions.ipynb")
+            open_notebook(page, chapter_path)       # the only tab: its solutions notebook is closed
+            assert solutions not in open_paths(page)
+            shown = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.notebookConfig.windowingMode")
+            assert shown == windowing, f"{chapter_path} opened in windowingMode {shown!r}, not {windowing!r}"
+            # the last exercise's link first: it opens the solutions notebook, far below its top
+            lands(page, chapter_path, solutions, names[-1], stay_s=STAY_S)
+            if chapter == CHAPTERS[-1]:         # 07: then the first exercise's link, the solutions open
+                settled(page)
+                page.screenshot(path=str(ARTIFACTS / f"solution_link_{language}.png"))
+                lands(page, chapter_path, solutions, names[0])
