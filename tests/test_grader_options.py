@@ -6,9 +6,11 @@ import subprocess
 
 from course_lib.exercises import EXERCISES
 from course_lib.grading import gradebook, submissions
-from _grading import CH03, GRADE, IMPORTS, IS_ROOT, SOLUTIONS, SOLUTIONS_ZH, chapter03, notebook, rows_by, run_grader
+from _grading import (CH03, GRADE, IMPORTS, IS_ROOT, SOLUTIONS, SOLUTIONS_ZH, chapter03, needs_bwrap, notebook, rows_by,
+                      run_grader)
 
 
+@needs_bwrap
 def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
@@ -18,6 +20,7 @@ def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
     assert target.read_text() == "keep me"
 
 
+@needs_bwrap
 def test_resume_keeps_the_rows_already_there_and_a_file_named_like_an_option_is_graded(tmp_path):
     chapter03(tmp_path / "done" / "03_attention.ipynb")
     notebook(tmp_path / "-2+3.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
@@ -48,9 +51,10 @@ def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_i
     lines = [line for line in run.stdout.splitlines() if line.startswith("isolation: WEAKER ISOLATION")]
     assert lines and "No permissions to create new namespace" in lines[0], run.stdout
     reason = rows_by(tmp_path / "g.csv")["03_attention"]["make_causal_mask"]["reason"]
-    if IS_ROOT:        # still not as root: as a uid of its own, which may not reach a Python under /root
+    if IS_ROOT:        # still not as root: as a uid of its own, which may not reach a Python or checkout under /root
         assert "as uid 6" in lines[0], lines[0]
-        assert reason == "no function named make_causal_mask in the notebook" or "could not start" in reason, reason
+        assert (reason == "no function named make_causal_mask in the notebook" or "could not start" in reason
+                or "PermissionError: [Errno 13] Permission denied: '/root/" in reason), reason
     else:
         assert reason == "no function named make_causal_mask in the notebook", reason
 
@@ -68,3 +72,18 @@ def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content
     assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
     assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
     assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
+
+
+def test_a_submission_that_dies_at_start_is_named_by_its_error_not_by_traceback_s_first_line():
+    import io
+    from types import SimpleNamespace
+
+    from course_lib.grading.sandbox import Sandbox
+
+    def died(printed: str):
+        return SimpleNamespace(process=SimpleNamespace(poll=lambda: 1, stderr=io.BytesIO(printed.encode())))
+    python = "Traceback (most recent call last):\n  File \"x\", line 1\nPermissionError: [Errno 13] Permission denied: '/root/c'\n"
+    assert Sandbox.error_text(died(python)) == "PermissionError: [Errno 13] Permission denied: '/root/c'"
+    assert Sandbox.error_text(died("bwrap: No permissions to create new namespace\nmore\n")) == \
+        "bwrap: No permissions to create new namespace"
+    assert Sandbox.error_text(died("")) == ""

@@ -201,11 +201,14 @@ class Sandbox:
         return total / os.sysconf("SC_CLK_TCK")
 
     def error_text(self) -> str:
-        """What bwrap printed when it could not start (its first line), else ''."""
+        """What bwrap printed when it could not start (its first line), or the last line of the
+        traceback the learner's Python printed (the error itself), else ''."""
         if self.process.poll() is None or self.process.stderr is None:
             return ""
-        text = self.process.stderr.read(4000).decode("utf-8", "replace").strip()
-        return text.splitlines()[0] if text else ""
+        lines = self.process.stderr.read(4000).decode("utf-8", "replace").strip().splitlines()
+        if lines and lines[0].startswith("Traceback (most recent call last)"):
+            return lines[-1]
+        return lines[0] if lines else ""
 
     def kill(self) -> None:
         """End the submission's process and everything it started (its PID namespace ends with it)."""
