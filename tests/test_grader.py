@@ -10,9 +10,9 @@ everywhere and fills its /tmp; the other looks (at its first call) for that segm
 graded after the writer in root's class, beside it in the normal user's —, the writer's
 notebook, the gradebook, the feedback, the solutions, the grader's processes and the network.
 Beside them, honest copies of chapter 03's worked solutions pass every exercise. The normal
-user's class has one whose cell waits longer than 10 times its small CPU budget, and, graded
-while it waits, the worked solutions (every exercise, found with a glob over
-notebooks/solutions/*.ipynb). Root's class, with a CPU hog running until its slow notebook is
+user's class has one whose cell waits longer than 10 times its small CPU budget, and every
+exercise's worked solution: the code cells of notebooks/solutions/*.ipynb (found with a glob) in
+one notebook, graded while that cell waits. Root's class, with a CPU hog running until its slow notebook is
 graded, has that slow notebook (graded first: a cell that uses more CPU than a call's and an
 exercise's budget, a call that uses most of its CPU budget and more than that in wall time
 under the hog), a renamed copy in nbformat 3 named like a formula, Colab's "Copy of
@@ -35,7 +35,8 @@ import pytest
 
 from course_lib.exercises import EXERCISES
 from course_lib.grading.session import WALL_FACTOR
-from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, rows_by, run_grader,
+from course_lib.grading.submissions import code_cells, read_notebook
+from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, notebook, rows_by, run_grader,
                             solution, unprivileged_user)
 
 SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
@@ -328,6 +329,10 @@ def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_p
         # then defines what its first call needs (were the cell stopped and skipped, the grade would fall)
         paths["asleep"] = chapter03(subs / "asleep" / "ps1" / "03_attention.ipynb", f"import time\ntime.sleep({WAIT})\nwoke = True",
                                     replace={"make_causal_mask": guarded_mask("assert woke")})
+        # every checker through the sandbox: every chapter's worked solutions, their code cells in one
+        # notebook, graded on the exercises its code defines (each file as a learner's: tests/test_exercises.py)
+        paths["solutions"] = notebook(subs / "solutions" / "ps1" / "worked_solutions.ipynb",
+                                      [c for p in SOLUTIONS for c in code_cells(read_notebook(str(p)))], chapter=None)
         uid = os.getuid()
         if user is not None:
             uid = pwd.getpwnam(user).pw_uid
@@ -335,19 +340,17 @@ def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_p
                 for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
                     os.chown(name, uid, pwd.getpwnam(user).pw_gid)
         # the writer and the reader first, side by side (named by their folders in the tree): the
-        # reader looks while the writer's segment exists; then the tree; then the worked solutions
-        run = run_grader([str(paths["writer"]), str(paths["reader"]), str(work / "course"), *map(str, SOLUTIONS),
-                          "--out", str(out), "--feedback", str(out.parent / "feedback"), *LIMITS,
-                          "--cell-timeout", str(CELL_SMALL)], user)
+        # reader looks while the writer's segment exists; then the rest of the tree
+        run = run_grader([str(paths["writer"]), str(paths["reader"]), str(work / "course"), "--out", str(out),
+                          "--feedback", str(out.parent / "feedback"), *LIMITS, "--cell-timeout", str(CELL_SMALL)], user)
         assert run.returncode == 0, run.stderr[-3000:]
         by = rows_by(out)
         problems = check_isolation(by, canaries, run, uid)
-        if sorted(by) != sorted([*paths, *(p.stem for p in SOLUTIONS)]):
-            problems.append(f"students from the nbgrader tree and the solutions: {sorted(by)}")
-        by_path = rows_by(out, "submission")
-        graded = {n: r for p in SOLUTIONS for n, r in by_path.get(str(p), {}).items()}
+        if sorted(by) != sorted(paths):
+            problems.append(f"students from the nbgrader tree: {sorted(by)}")
+        graded = by.get("solutions", {})
         if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
-            problems.append(f"solutions: {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
+            problems.append(f"solutions: {sorted(graded)}, {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
         if sorted(by.get("asleep", {})) != sorted(CH03) or any(r["passed"] != "True" for r in by["asleep"].values()):
             problems.append(f"a cell that waited {WAIT} s: {by.get('asleep')}")
         if f"your uid {uid}" not in run.stdout:
