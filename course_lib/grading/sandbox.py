@@ -202,8 +202,13 @@ class Sandbox:
 
     def error_text(self) -> str:
         """What bwrap printed when it could not start (its first line), or the last line of the
-        traceback the learner's Python printed (the error itself), else ''."""
-        if self.process.poll() is None or self.process.stderr is None:
+        traceback the learner's Python printed (the error itself), else ''. Called when the
+        connection broke: a process that is ending gets a moment to end, so its words are read."""
+        if self.process.stderr is None:
+            return ""
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
             return ""
         lines = self.process.stderr.read(4000).decode("utf-8", "replace").strip().splitlines()
         if lines and lines[0].startswith("Traceback (most recent call last)"):
