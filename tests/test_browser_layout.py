@@ -195,8 +195,9 @@ SAMPLES_JS = f"""async ([path, id, ms]) => {{
 # it); returns the user's value before, the mode now in force and JupyterLab's default.
 # Notebooks opened afterwards use it.
 WINDOWING_JS = r"""async (value) => {
-  const plugin = window.jupyterapp.pluginRegistry._plugins.get('@jupyterlab/apputils-extension:settings');
-  if (!plugin) throw new Error("JupyterLab's setting registry not found at pluginRegistry._plugins");
+  const app = window.jupyterapp, plugins = (app.pluginRegistry || app)._plugins;   // JupyterLab 4.0: app._plugins
+  const plugin = plugins && plugins.get('@jupyterlab/apputils-extension:settings');
+  if (!plugin) throw new Error("JupyterLab's setting registry not found at pluginRegistry._plugins or _plugins");
   const tracker = await plugin.service.load('@jupyterlab/notebook-extension:tracker');
   const before = tracker.user.windowingMode === undefined ? null : tracker.user.windowingMode;
   if (value === null) await tracker.remove('windowingMode'); else await tracker.set('windowingMode', value);
