@@ -1,7 +1,7 @@
 """The worked solutions, one notebook per chapter in each edition
 (notebooks/[zh/]solutions/03_attention_solutions.ipynb, …): each opens at its own chapter, and
 each exercise of a chapter's notebook links to its own solution there (``#cell-id=<exercise>``,
-the id of the solution's heading cell), so one click reaches it (tests/test_browser_layout.py
+the id of the solution's heading cell), so a click reaches it (tests/test_browser_layout.py
 clicks them in JupyterLab)."""
 import json
 import re
