@@ -3,6 +3,7 @@ named like an option, no bwrap, a kernel that refuses namespaces, how submission
 """
 import os
 import subprocess
+import sys
 
 from course_lib.exercises import EXERCISES
 from course_lib.grading import gradebook, submissions
@@ -76,20 +77,27 @@ def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content
 
 
 def test_a_submission_that_dies_at_start_is_named_by_its_error_not_by_traceback_s_first_line():
-    import io
+    import time
     from types import SimpleNamespace
 
     from course_lib.grading.sandbox import Sandbox
 
-    def died(printed: str):
-        return SimpleNamespace(process=SimpleNamespace(wait=lambda timeout: 1, stderr=io.BytesIO(printed.encode())))
-    python = "Traceback (most recent call last):\n  File \"x\", line 1\nPermissionError: [Errno 13] Permission denied: '/root/c'\n"
-    assert Sandbox.error_text(died(python)) == "PermissionError: [Errno 13] Permission denied: '/root/c'"
-    assert Sandbox.error_text(died("bwrap: No permissions to create new namespace\nmore\n")) == \
-        "bwrap: No permissions to create new namespace"
-    assert Sandbox.error_text(died("")) == ""
+    def ended(code: str):
+        """A Sandbox-like object whose process is a real Python running ``code``, its stderr a pipe."""
+        process = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        return SimpleNamespace(process=process)
 
-    def still_running(timeout):
-        raise subprocess.TimeoutExpired("learner", timeout)
-    running = SimpleNamespace(process=SimpleNamespace(wait=still_running, stderr=io.BytesIO(b"bwrap: x\n")))
-    assert Sandbox.error_text(running) == ""
+    assert Sandbox.error_text(ended("open('/nonexistent-dir/c', 'w')")) == \
+        "FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent-dir/c'"
+    assert Sandbox.error_text(ended("import sys; sys.stderr.write('bwrap: No permissions to create new "
+                                    "namespace\\nmore\\n')")) == "bwrap: No permissions to create new namespace"
+    assert Sandbox.error_text(ended("pass")) == ""
+    assert Sandbox.error_text(ended("import time; time.sleep(30)")) == ""          # still running after 2 s
+    # it ended, but a process it started keeps its stderr open and never writes: read what is there
+    orphan = ("import os, sys, time\n"
+              "if os.fork() == 0:\n    time.sleep(30)\n    os._exit(0)\n"
+              "sys.stderr.write('Traceback (most recent call last):\\n  x\\nMemoryError: out\\n'); sys.stderr.flush(); os._exit(1)")
+    start = time.monotonic()
+    assert Sandbox.error_text(ended(orphan)) == "MemoryError: out"
+    assert time.monotonic() - start < 10

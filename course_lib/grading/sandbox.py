@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -150,6 +151,18 @@ def sandbox_env(home: str, data: str) -> dict:
             "COURSE_DATA_DIR": data}
 
 
+def pipe_contents(fd: int, limit: int = 1 << 16) -> bytes:
+    """What the pipe ``fd`` holds now (up to ``limit`` bytes), without waiting for more."""
+    chunks, size = [], 0
+    while size < limit and select.select([fd], [], [], 0)[0]:
+        chunk = os.read(fd, limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
 class Sandbox:
     """A running submission process; ``sock`` is the grader's end of its connection."""
 
@@ -203,14 +216,16 @@ class Sandbox:
     def error_text(self) -> str:
         """What bwrap printed when it could not start (its first line), or the last line of the
         traceback the learner's Python printed (the error itself), else ''. Called when the
-        connection broke: a process that is ending gets a moment to end, so its words are read."""
+        connection broke: a process that is ending gets a moment to end, so its words are read;
+        only what its stderr holds by then is read (a process it started may keep that pipe
+        open, and never write)."""
         if self.process.stderr is None:
             return ""
         try:
             self.process.wait(timeout=2)
         except subprocess.TimeoutExpired:
             return ""
-        lines = self.process.stderr.read(4000).decode("utf-8", "replace").strip().splitlines()
+        lines = pipe_contents(self.process.stderr.fileno()).decode("utf-8", "replace").strip().splitlines()
         if lines and lines[0].startswith("Traceback (most recent call last)"):
             return lines[-1]
         return lines[0] if lines else ""
