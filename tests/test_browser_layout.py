@@ -193,7 +193,7 @@ def click_solution_link(page, chapter_path: str, name: str) -> None:
 
 
 STAY_S = 1.0       # a solution that landed must still be in view this long after (sampled every 0.1 s)
-SETTLE_S = 3.0     # a click's time to land
+SETTLE_S = 3.0     # a click's time to land, once the solutions notebook is the current tab
 
 # CELL_IN_VIEW_JS's answer in view: the whole cell (the solution's heading) inside its notebook's window
 IN_VIEW_JS = "(w) => !!w && w.top >= -2 && w.top + w.cell <= w.height + 2"
@@ -223,6 +223,8 @@ WINDOWING_JS = r"""async (value) => {
   if (value === null) await tracker.remove('windowingMode'); else await tracker.set('windowingMode', value);
   return {before, mode: tracker.composite.windowingMode, default: tracker.default('windowingMode')};
 }"""
+# whether the course's JupyterLab extension (course_lib/ui/labextension_src/index.js) is active
+EXTENSION_ACTIVE_JS = "() => window.jupyterapp.isPluginActivated('course-lib-solution-links:plugin')"
 CLOSE_ALL_JS = "() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) w.dispose(); }"
 
 
@@ -246,52 +248,38 @@ def open_paths(page) -> list[str]:
     return page.evaluate("() => [...window.jupyterapp.shell.widgets('main')].map(w => w.context && w.context.path)")
 
 
-def lands(page, chapter_path: str, solutions: str, name: str, stay_s: float = 0.0, clicks: int = 1) -> int:
-    """Up to ``clicks`` clicks on exercise ``name``'s link in ``chapter_path``, each given
-    ``SETTLE_S`` to land, until its solution in ``solutions`` is in view; with ``stay_s``, it is
-    still in view at every sample of the next ``stay_s`` seconds. Returns the clicks it took."""
+def lands(page, chapter_path: str, solutions: str, name: str) -> dict:
+    """One click on exercise ``name``'s link in ``chapter_path``: ``solutions`` (opened by that
+    click if it was closed) becomes the current tab, within ``SETTLE_S`` its solution is in view,
+    and it is still in view at every sample of the next ``STAY_S`` seconds. Returns where it landed."""
     where_js = f"({CELL_IN_VIEW_JS})({json.dumps([solutions, name])})"
-    for click in range(1, clicks + 1):
-        click_solution_link(page, chapter_path, name)
-        deadline = time.monotonic() + SETTLE_S
-        while not page.evaluate(f"() => ({IN_VIEW_JS})({where_js})") and time.monotonic() < deadline:
-            time.sleep(0.1)
-        where = page.evaluate(CELL_IN_VIEW_JS, [solutions, name])
-        print(f"{chapter_path} → {solutions}#cell-id={name}, click {click}: {where}")
-        if page.evaluate(f"({IN_VIEW_JS})", where):
-            break
-    else:
-        raise AssertionError(f"{name}'s solution not in view in {solutions} after {clicks} click(s) on its link in "
-                             f"{chapter_path}, {SETTLE_S:.0f} s after each (its top against the notebook, px: "
-                             f"{where}; in view: the whole cell inside the notebook's window)")
-    if stay_s:
-        samples = page.evaluate(SAMPLES_JS, [solutions, name, stay_s * 1000])
-        tops = [s["top"] for s in samples]
-        print(f"  its top, px, every 0.1 s for the next {stay_s:.0f} s: {tops}")
-        assert all(s["inView"] for s in samples), (
-            f"{name}'s solution came into view in {solutions} after a click on its link, then left it within "
-            f"{stay_s:.0f} s (its top against the notebook, px, every 0.1 s: {tops}; in view: the whole cell inside the notebook's window)")
-    return click
-
-
-def opens(page, chapter_path: str, solutions: str, name: str) -> None:
-    """One click on exercise ``name``'s link in ``chapter_path``, its solutions notebook closed:
-    that notebook opens and becomes the current tab; where it shows the solution is printed."""
     click_solution_link(page, chapter_path, name)
     wait_until(page, f"() => {{ const w = window.jupyterapp.shell.currentWidget; return !!w && !!w.context && "
                      f"w.context.path === {json.dumps(solutions)} && w.content.widgets.length > 0; }}",
-               f"{solutions} opened by a click on {name}'s link", 30)
-    settled(page)
+               f"{solutions}, the current tab after a click on {name}'s link", 30)
+    deadline = time.monotonic() + SETTLE_S
+    while not page.evaluate(f"() => ({IN_VIEW_JS})({where_js})") and time.monotonic() < deadline:
+        time.sleep(0.1)
     where = page.evaluate(CELL_IN_VIEW_JS, [solutions, name])
-    landed = page.evaluate(f"({IN_VIEW_JS})", where)
-    print(f"{chapter_path} → {solutions} opened; {name}'s solution {'in view' if landed else 'not in view'}: {where}")
+    print(f"{chapter_path} → {solutions}#cell-id={name}, one click: {where}")
+    assert page.evaluate(f"({IN_VIEW_JS})", where), (
+        f"{name}'s solution not in view in {solutions} {SETTLE_S:.0f} s after one click on its link in {chapter_path} "
+        f"(its top against the notebook, px: {where}; in view: the whole cell inside the notebook's window)")
+    samples = page.evaluate(SAMPLES_JS, [solutions, name, STAY_S * 1000])
+    tops = [s["top"] for s in samples]
+    print(f"  its top, px, every 0.1 s for the next {STAY_S:.0f} s: {tops}")
+    assert all(s["inView"] for s in samples), (
+        f"{name}'s solution came into view in {solutions} after one click on its link, then left it within "
+        f"{STAY_S:.0f} s (its top against the notebook, px, every 0.1 s: {tops}; in view: the whole cell inside the notebook's window)")
+    return where
 
 
 def test_an_exercise_link_lands_on_its_solution(page, language):
     from course_lib.exercises import EXERCISES
 
     with learners_windowing(page) as (windowing, tests_windowing), failure_screenshot(page):
-        print(f"windowingMode {windowing!r} (JupyterLab's default; the other browser tests: {tests_windowing!r})")
+        print(f"windowingMode {windowing!r} (JupyterLab's default; the other browser tests: {tests_windowing!r}); "
+              f"the course's extension active: {page.evaluate(EXTENSION_ACTIVE_JS)}")
         for chapter in CHAPTERS if language == "en" else CHAPTERS[-1:]:
             names = [name for name, (c, _) in EXERCISES.items() if c == chapter[:2]]
             if len(names) < 2:
@@ -302,10 +290,9 @@ def test_an_exercise_link_lands_on_its_solution(page, language):
             assert solutions not in open_paths(page)
             shown = page.evaluate("() => window.jupyterapp.shell.currentWidget.content.notebookConfig.windowingMode")
             assert shown == windowing, f"{chapter_path} opened in windowingMode {shown!r}, not {windowing!r}"
-            # the last exercise's link: the first click opens the solutions notebook; one more
-            # click lands on the solution, far below its top, and it stays
-            opens(page, chapter_path, solutions, names[-1])
-            lands(page, chapter_path, solutions, names[-1], stay_s=STAY_S, clicks=3)
+            # the last exercise's link, far below the solutions notebook's top: one click opens
+            # that notebook and lands on its solution
+            lands(page, chapter_path, solutions, names[-1])
             if chapter == CHAPTERS[-1]:         # 07: then the first exercise's link, the solutions open
                 settled(page)
                 page.screenshot(path=str(ARTIFACTS / f"solution_link_{language}.png"))
