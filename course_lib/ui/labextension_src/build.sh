@@ -4,7 +4,8 @@
 # builder (hundreds of MB, Python files among them) into a scratch folder, never inside course_lib.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
+work=${TMPDIR:-/tmp}/course-lib-labextension-build   # one fixed folder: the same source builds the same files
+rm -rf "$work" && mkdir -p "$work"
 cp "$here/package.json" "$here/index.js" "$work/"
 cd "$work"
 npm install --no-audit --no-fund
