@@ -75,8 +75,9 @@ PYTHON_CHECK = import sys; sys.exit(0 if sys.version_info >= (3, 11) else \
 
 # the runtime: what a learner needs to read and run the notebooks. torch first, on its own, from
 # TORCH_INDEX if it answers (--no-deps: its dependencies come with the rest, from PyPI); then
-# everything else, torch already there.
-$(STAMP): pyproject.toml .ci/constraints.txt
+# everything else, torch already there. Again when the course's built JupyterLab extension changes:
+# pip installs a copy of it (course_lib/ui/labextension_src/README.md).
+$(STAMP): pyproject.toml .ci/constraints.txt $(wildcard course_lib/ui/labextension/package.json)
 	@$(PYTHON) -c '$(PYTHON_CHECK)'
 	$(PYTHON) -m venv $(VENV)
 	@index=$$($(BIN)/python .ci/torch_index.py "$(TORCH_INDEX)"); \

@@ -10,6 +10,10 @@ installed package has no checkout above it. So the wheel's ``build_py`` step cop
 An editable install (``pip install -e .``, what ``make`` does) copies nothing: course_lib then
 reads the checkout's data/ directly.
 
+Both install the course's prebuilt JupyterLab extension (pyproject.toml's
+``[tool.setuptools.data-files]``) into ``share/jupyter/labextensions/`` of the environment;
+setuptools' editable wheel skips data files, so ``build_py`` installs them there itself.
+
 pyproject.toml names this module as the build backend (``backend-path = [".ci"]``) and its
 ``BuildPyWithData`` as setuptools' ``build_py`` command; everything else is
 ``setuptools.build_meta`` unchanged.
@@ -30,6 +34,10 @@ class BuildPyWithData(build_py):
     def run(self):
         super().run()
         if getattr(self, "editable_mode", False):
+            # setuptools' editable wheel never installs [tool.setuptools] data-files (it asks the
+            # distribution for `has_data`, which does not exist): put them in that wheel here, as a
+            # wheel install would (run once: a setuptools that does it itself finds it done)
+            self.run_command("install_data")
             return                                  # editable: the checkout's data/ is read in place
         if not (CHECKOUT_DATA / "figures.json").is_file():
             raise FileNotFoundError(f"{CHECKOUT_DATA / 'figures.json'} is missing: build the wheel "

@@ -5,7 +5,8 @@ figure and notebook).
 An editable install finds any folder under course_lib/, so it would hide a subpackage missing
 from ``[tool.setuptools] packages``; this test builds the wheel from a copy of the sources and
 imports every module in a Python that sees only the wheel and the venv's third-party packages.
-It builds with pip, or with uv where the venv has no pip (tests/_front_end.py). Marked slow (a few seconds): part of ``make test``.
+The wheel also carries the course's built JupyterLab extension, as data installed into
+``share/jupyter/labextensions/``. It builds with pip, or with uv where the venv has no pip (tests/_front_end.py). Marked slow (a few seconds): part of ``make test``.
 """
 import os
 import subprocess
@@ -73,6 +74,15 @@ def test_the_wheel_holds_every_module(tmp_path):
     done = subprocess.run([sys.executable, "-S", "-c", DATA_NOT_FOUND], env=env, capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.stdout.strip() == f"found: {unpacked / 'course_lib' / '_data'}", done.stdout + done.stderr
+    # the wheel carries the built JupyterLab extension once, as data pip installs into
+    # share/jupyter/labextensions/ (tests/test_labextension.py)
+    built = ROOT / "course_lib" / "ui" / "labextension"
+    extension = {p.relative_to(built).as_posix() for p in built.rglob("*") if p.is_file()} | {"install.json"}
+    data = "-".join(wheel.name.split("-")[:2]) + ".data"           # course_lib-<version>.data
+    prefix = f"{data}/data/share/jupyter/labextensions/course-lib-solution-links/"
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {n[len(prefix):] for n in names if n.startswith(prefix)} == extension, sorted(names)
+    assert not [n for n in names if n.startswith("course_lib/ui/labextension")], sorted(names)
     # a bare copy of the package (no _data, no checkout above it): a clear error says what to do
     bare = tmp_path / "bare"
     bare.mkdir(exist_ok=True)
