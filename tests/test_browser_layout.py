@@ -194,7 +194,9 @@ SCROLL_TO_LINK_JS = r"""async ([path, id]) => {
 def click_solution_link(page, chapter_path: str, name: str) -> None:
     page.evaluate(SCROLL_TO_LINK_JS, [chapter_path, name])
     link = page.locator(f".jp-NotebookPanel:not(.lm-mod-hidden) .jp-RenderedMarkdown a[href$='#cell-id={name}']").first
-    link.scroll_into_view_if_needed()
+    # in JupyterLab 4.0's "defer" mode a cell is rendered when the page is idle: on a busy machine
+    # the link can take a while to be in the page
+    link.scroll_into_view_if_needed(timeout=90_000)
     link.click()
 
 
