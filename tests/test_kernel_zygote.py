@@ -1,0 +1,137 @@
+"""The notebook kernels of `make test`'s nbval stages, forked from a Python that has imported
+torch (tests/_kernel_zygote.py): each is fresh, in its launcher's folder and environment, can be
+interrupted and dies with its launcher; without the zygote, or in another environment, the
+kernel starts the usual way; and the plugin says how many kernels it forked."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+jupyter_client = pytest.importorskip("jupyter_client")
+from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
+from jupyter_client.manager import KernelManager  # noqa: E402
+
+import _kernel_zygote  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def zygote(tmp_path):
+    """A zygote serving at tmp_path/zygote.sock, with the kernel spec beside it: the folder."""
+    socket_path = tmp_path / "zygote.sock"
+    _kernel_zygote.write_kernel_spec(str(tmp_path), str(socket_path))
+    server = subprocess.Popen([sys.executable, _kernel_zygote.__file__, "serve", str(socket_path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not socket_path.exists():
+        assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
+        time.sleep(0.05)
+    yield tmp_path
+    server.kill()
+    server.wait()
+
+
+def started(folder: Path, cwd: Path, **env):
+    """A kernel of the spec ``course-test`` in ``folder``, started in ``cwd`` with ``env`` added."""
+    km = KernelManager(kernel_name="course-test", kernel_spec_manager=KernelSpecManager(kernel_dirs=[str(folder / "kernels")]))
+    km.start_kernel(cwd=str(cwd), env=dict(os.environ, **env))
+    kc = km.client()
+    kc.start_channels()
+    kc.wait_for_ready(timeout=60)
+    return km, kc
+
+
+def run(kc, code: str, timeout: float = 60) -> tuple[str, dict]:
+    """What ``code`` prints in the kernel, and its execute_reply's content."""
+    printed = []
+
+    def hook(msg):
+        if msg["msg_type"] == "stream":
+            printed.append(msg["content"]["text"])
+    reply = kc.execute_interactive(code, timeout=timeout, output_hook=hook)
+    return "".join(printed), reply["content"]
+
+
+def stop(km, kc) -> None:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+
+
+def lines(folder: Path, name: str) -> list[str]:
+    path = folder / name
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_each_kernel_is_a_fresh_fork_in_its_launchers_folder_and_environment(zygote, tmp_path_factory):
+    here, there = tmp_path_factory.mktemp("here"), tmp_path_factory.mktemp("there")
+    first = started(zygote, here, ZYGOTE_TEST_VALUE="one")
+    second = started(zygote, there, ZYGOTE_TEST_VALUE="two")
+    try:
+        probe = ("import os, sys\nprint(os.getcwd(), os.environ.get('ZYGOTE_TEST_VALUE'), 'torch' in sys.modules, "
+                 "'course_lib' in sys.modules, 'matplotlib' in sys.modules, 'answer' in dir())\nanswer = 42")
+        assert run(first[1], probe)[0].split() == [str(here), "one", "True", "False", "False", "False"]
+        assert run(second[1], probe)[0].split() == [str(there), "two", "True", "False", "False", "False"]
+        assert run(first[1], "print(answer, os.getpid() != os.getppid())")[0].split() == ["42", "True"]
+    finally:
+        stop(*first)
+        stop(*second)
+    assert len(lines(zygote, "forked")) == 2 and not lines(zygote, "started-the-usual-way")
+
+
+def test_an_interrupt_reaches_the_kernel_and_a_killed_launcher_ends_it(zygote, tmp_path):
+    km, kc = started(zygote, tmp_path)
+    try:
+        pid = int(run(kc, "import os\nprint(os.getpid())")[0])
+        assert pid != km.provisioner.process.pid          # the kernel is the launcher's fork, not the launcher
+        kc.execute("import time\ntime.sleep(60)")
+        time.sleep(1)
+        start = time.monotonic()
+        km.interrupt_kernel()
+        reply = kc.get_shell_msg(timeout=20)["content"]
+        assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
+        assert time.monotonic() - start < 20
+        assert run(kc, "print('alive')")[0].strip() == "alive"
+    finally:
+        stop(km, kc)                                          # SIGKILL to the launcher
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
+    assert state in ("gone", "Z"), f"the kernel {pid} outlived its launcher (state {state})"
+
+
+def test_without_the_zygote_or_in_another_environment_the_kernel_starts_the_usual_way(zygote, tmp_path):
+    other = str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)
+    km, kc = started(zygote, tmp_path, OMP_NUM_THREADS=other)     # read by libgomp when torch loaded
+    try:
+        assert run(kc, "import sys, os\nprint('torch' in sys.modules, os.environ['OMP_NUM_THREADS'])")[0].split() == ["False", other]
+    finally:
+        stop(km, kc)
+    assert lines(zygote, "differences") == ["OMP_NUM_THREADS"] and len(lines(zygote, "started-the-usual-way")) == 1
+    (zygote / "zygote.sock").unlink()                            # no zygote at all
+    km, kc = started(zygote, tmp_path)
+    try:
+        assert run(kc, "import sys\nprint('torch' in sys.modules)")[0].split() == ["False"]
+    finally:
+        stop(km, kc)
+    assert len(lines(zygote, "started-the-usual-way")) == 2 and not lines(zygote, "forked")
+
+
+def test_the_plugin_forks_every_notebooks_kernel_and_says_so(tmp_path):
+    """nbval as `make test`'s scalar stage runs it, on one notebook: every cell passes, the
+    summary counts the kernel forked, and the zygote's folder is gone after."""
+    notebook = ROOT / "notebooks" / "solutions" / "03_attention_solutions.ipynb"
+    env = dict(os.environ, ATEN_CPU_CAPABILITY="default", OMP_NUM_THREADS="1", TMPDIR=str(tmp_path))
+    env.pop("JUPYTER_PATH", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests._kernel_zygote", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           "--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg", "-q",
+                           str(notebook)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "notebook kernels: 1 forked from a Python with torch imported" in done.stdout, done.stdout[-2000:]
+    assert "0 started the usual way" in done.stdout
+    assert not list(tmp_path.glob("course-kernels-*")), "the zygote's folder was left behind"
