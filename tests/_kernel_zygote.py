@@ -6,7 +6,8 @@ Loaded as a pytest plugin (``-p tests._kernel_zygote``, the Makefile's nbval sta
 the process that is not an xdist worker it starts the zygote, ``python tests/_kernel_zygote.py
 serve SOCKET``, in a folder of its own, and writes the kernel spec ``course-test`` there (on
 ``JUPYTER_PATH``); nbval then runs every notebook on that spec instead of ``--nbval-current-env``.
-The zygote imports :data:`PRELOAD` (never ``course_lib``, never matplotlib, whose backend the
+The pytest run does not wait for it: a launcher that comes before it listens waits while it is
+still importing. The zygote imports :data:`PRELOAD` (never ``course_lib``, never matplotlib, whose backend the
 kernel chooses; it runs no torch operation, so no thread pool exists when it forks) and waits.
 For each notebook the spec runs ``python tests/_kernel_zygote.py launch SOCKET <ipykernel's
 arguments>``: that small process hands the zygote its folder, environment and standard
@@ -50,6 +51,7 @@ def write_kernel_spec(folder: str, socket_path: str) -> None:
 
 def launch(socket_path: str, kernel_args: list[str]) -> None:
     """Become a notebook's kernel: forked by the zygote at ``socket_path``, or started the usual way."""
+    wait_for_zygote(socket_path)
     try:
         here = os.getcwd()
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -73,6 +75,21 @@ def launch(socket_path: str, kernel_args: list[str]) -> None:
         signal.signal(sig, lambda number, _frame: forward(pid, number))
     code = read_line(conn)                       # the kernel's exit code, once it has ended
     sys.exit(int(code) if code.lstrip("-").isdigit() else 1)
+
+
+def wait_for_zygote(socket_path: str, seconds: float = 120) -> None:
+    """Until the zygote listens, while it is still importing (its pid file names it, alive)."""
+    import time
+    deadline = time.monotonic() + seconds
+    while not os.path.exists(socket_path) and time.monotonic() < deadline:
+        try:
+            with open(os.path.join(os.path.dirname(socket_path), "zygote.pid")) as f:
+                with open(f"/proc/{int(f.read())}/stat") as stat:
+                    if stat.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                        return                          # it ended: no zygote
+        except (OSError, ValueError):
+            return
+        time.sleep(0.05)
 
 
 def forward(pid: int, number: int) -> None:
@@ -229,7 +246,6 @@ def pytest_configure(config):
     if not hasattr(config, "workerinput"):
         import subprocess
         import tempfile
-        import time
         folder = tempfile.mkdtemp(prefix="course-kernels-")
         socket_path = os.path.join(folder, "zygote.sock")
         write_kernel_spec(folder, socket_path)
@@ -239,10 +255,9 @@ def pytest_configure(config):
         _zygote = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", socket_path],
                                    stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
         log.close()
-        deadline = time.monotonic() + 120
-        while not os.path.exists(socket_path) and _zygote.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-    if os.environ.get(SOCKET_ENV) and os.path.exists(os.environ[SOCKET_ENV]):
+        with open(os.path.join(folder, "zygote.pid"), "w") as pid:     # launchers wait while it imports
+            pid.write(str(_zygote.pid))
+    if os.environ.get(SOCKET_ENV):
         config.option.nbval_current_env = False
         config.option.nbval_kernel_name = "course-test"
 

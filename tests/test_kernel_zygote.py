@@ -20,18 +20,20 @@ import _kernel_zygote  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def zygote(tmp_path):
-    """A zygote serving at tmp_path/zygote.sock, with the kernel spec beside it: the folder."""
-    socket_path = tmp_path / "zygote.sock"
-    _kernel_zygote.write_kernel_spec(str(tmp_path), str(socket_path))
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """A zygote serving at <folder>/zygote.sock, with the kernel spec beside it: the folder (its
+    files ``forked``, ``differences``, ``started-the-usual-way`` count for the whole module)."""
+    folder = tmp_path_factory.mktemp("zygote")
+    socket_path = folder / "zygote.sock"
+    _kernel_zygote.write_kernel_spec(str(folder), str(socket_path))
     server = subprocess.Popen([sys.executable, _kernel_zygote.__file__, "serve", str(socket_path)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while not socket_path.exists():
         assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
         time.sleep(0.05)
-    yield tmp_path
+    yield folder
     server.kill()
     server.wait()
 
@@ -69,6 +71,7 @@ def lines(folder: Path, name: str) -> list[str]:
 
 def test_each_kernel_is_a_fresh_fork_in_its_launchers_folder_and_environment(zygote, tmp_path_factory):
     here, there = tmp_path_factory.mktemp("here"), tmp_path_factory.mktemp("there")
+    forked, usual = len(lines(zygote, "forked")), len(lines(zygote, "started-the-usual-way"))
     first = started(zygote, here, ZYGOTE_TEST_VALUE="one")
     second = started(zygote, there, ZYGOTE_TEST_VALUE="two")
     try:
@@ -80,7 +83,7 @@ def test_each_kernel_is_a_fresh_fork_in_its_launchers_folder_and_environment(zyg
     finally:
         stop(*first)
         stop(*second)
-    assert len(lines(zygote, "forked")) == 2 and not lines(zygote, "started-the-usual-way")
+    assert len(lines(zygote, "forked")) == forked + 2 and len(lines(zygote, "started-the-usual-way")) == usual
 
 
 def test_an_interrupt_reaches_the_kernel_and_a_killed_launcher_ends_it(zygote, tmp_path):
@@ -106,20 +109,24 @@ def test_an_interrupt_reaches_the_kernel_and_a_killed_launcher_ends_it(zygote, t
 
 
 def test_without_the_zygote_or_in_another_environment_the_kernel_starts_the_usual_way(zygote, tmp_path):
+    forked, usual = len(lines(zygote, "forked")), len(lines(zygote, "started-the-usual-way"))
     other = str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)
     km, kc = started(zygote, tmp_path, OMP_NUM_THREADS=other)     # read by libgomp when torch loaded
     try:
         assert run(kc, "import sys, os\nprint('torch' in sys.modules, os.environ['OMP_NUM_THREADS'])")[0].split() == ["False", other]
     finally:
         stop(km, kc)
-    assert lines(zygote, "differences") == ["OMP_NUM_THREADS"] and len(lines(zygote, "started-the-usual-way")) == 1
-    (zygote / "zygote.sock").unlink()                            # no zygote at all
-    km, kc = started(zygote, tmp_path)
+    assert lines(zygote, "differences")[-1:] == ["OMP_NUM_THREADS"]
+    assert len(lines(zygote, "started-the-usual-way")) == usual + 1 and len(lines(zygote, "forked")) == forked
+    # no zygote at all: a spec whose socket nobody listens on (and no zygote.pid to wait for)
+    nobody = tmp_path / "nobody"
+    _kernel_zygote.write_kernel_spec(str(nobody), str(nobody / "zygote.sock"))
+    km, kc = started(nobody, tmp_path)
     try:
         assert run(kc, "import sys\nprint('torch' in sys.modules)")[0].split() == ["False"]
     finally:
         stop(km, kc)
-    assert len(lines(zygote, "started-the-usual-way")) == 2 and not lines(zygote, "forked")
+    assert len(lines(nobody, "started-the-usual-way")) == 1
 
 
 def test_the_plugin_forks_every_notebooks_kernel_and_says_so(tmp_path):
