@@ -17,7 +17,8 @@ jupyter_client knows: it forwards the signals it gets (an interrupt, a terminate
 with the kernel's exit code; when the launcher dies (SIGKILL at a kernel's shutdown) the kernel
 sees the socket close and ends at once.
 
-Every notebook still runs in a fresh process of its own that has run no other notebook's code.
+Linux only (elsewhere the plugin does nothing and nbval starts the usual kernels). Every
+notebook still runs in a fresh process of its own that has run no other notebook's code.
 A launcher that finds no zygote, or whose environment differs from the zygote's where the
 preloaded libraries read it (:data:`IMPORT_TIME`), becomes a kernel started the usual way
 (``exec python -m ipykernel_launcher``): slower, never different. The run's summary says how
@@ -243,6 +244,8 @@ def pytest_configure(config):
     global _zygote
     if not getattr(config.option, "nbval", False) or not getattr(config.option, "nbval_current_env", False):
         return
+    if not sys.platform.startswith("linux"):       # macOS forbids much after a fork (Objective-C,
+        return                                     # Accelerate): the usual kernels there
     if not hasattr(config, "workerinput"):
         import subprocess
         import tempfile

@@ -27,11 +27,12 @@ def zygote(tmp_path_factory):
     folder = tmp_path_factory.mktemp("zygote")
     socket_path = folder / "zygote.sock"
     _kernel_zygote.write_kernel_spec(str(folder), str(socket_path))
-    server = subprocess.Popen([sys.executable, _kernel_zygote.__file__, "serve", str(socket_path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    with open(folder / "zygote.log", "w") as log:
+        server = subprocess.Popen([sys.executable, _kernel_zygote.__file__, "serve", str(socket_path)],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
     while not socket_path.exists():
-        assert server.poll() is None and time.monotonic() < deadline, server.stdout.read()
+        assert server.poll() is None and time.monotonic() < deadline, (folder / "zygote.log").read_text()
         time.sleep(0.05)
     yield folder
     server.kill()
