@@ -242,7 +242,8 @@ def pytest_configure(config):
     """Start the zygote (not in an xdist worker: its socket is in the environment the workers
     inherit), then point nbval at the kernel spec ``course-test``."""
     global _zygote
-    if not getattr(config.option, "nbval", False) or not getattr(config.option, "nbval_current_env", False):
+    if not getattr(config.option, "nbval", False) or not getattr(config.option, "nbval_current_env", False) \
+            or config.option.collectonly:               # no kernel will start
         return
     if not sys.platform.startswith("linux"):       # macOS forbids much after a fork (Objective-C,
         return                                     # Accelerate): the usual kernels there
