@@ -127,8 +127,9 @@ def serve(socket_path: str) -> None:
     listener.bind(os.path.basename(socket_path))
     listener.listen(16)
     launchers: dict[int, socket.socket] = {}           # kernel pid -> its launcher's socket
+    parent = os.getppid()
     print(f"kernel zygote ready (pid {os.getpid()})", flush=True)
-    while True:
+    while os.getppid() == parent:                       # ends with the pytest run that started it
         if select.select([listener], [], [], 0.2)[0]:
             conn, _ = listener.accept()
             try:

@@ -1,7 +1,8 @@
 """The notebook kernels of `make test`'s nbval stages, forked from a Python that has imported
 torch (tests/_kernel_zygote.py): each is fresh, in its launcher's folder and environment, can be
 interrupted and dies with its launcher; without the zygote, or in another environment, the
-kernel starts the usual way; and the plugin says how many kernels it forked."""
+kernel starts the usual way; the plugin says how many kernels it forked; and the zygote ends
+with the process that started it."""
 import os
 import signal
 import subprocess
@@ -143,3 +144,24 @@ def test_the_plugin_forks_every_notebooks_kernel_and_says_so(tmp_path):
     assert "notebook kernels: 1 forked from a Python with torch imported" in done.stdout, done.stdout[-2000:]
     assert "0 started the usual way" in done.stdout
     assert not list(tmp_path.glob("course-kernels-*")), "the zygote's folder was left behind"
+
+
+def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
+    """A pytest run killed outright leaves no zygote behind: it sees its parent gone and ends."""
+    starter = ("import subprocess, sys, time, os\n"
+               f"z = subprocess.Popen([sys.executable, {_kernel_zygote.__file__!r}, 'serve', {str(tmp_path / 'z.sock')!r}],"
+               " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+               f"while not os.path.exists({str(tmp_path / 'z.sock')!r}): time.sleep(0.05)\n"
+               "print(z.pid, flush=True)\nos._exit(0)\n")
+    done = subprocess.run([sys.executable, "-c", starter], capture_output=True, text=True, timeout=120)
+    pid = int(done.stdout)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        if state == "Z":
+            break
+        time.sleep(0.1)
+    alive = Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive, "the zygote outlived the process that started it"
