@@ -94,6 +94,8 @@ def wait_for_zygote(socket_path: str, seconds: float = 120) -> None:
 
 
 def forward(pid: int, number: int) -> None:
+    if pid <= 1:
+        return
     try:
         os.kill(pid, number)
     except ProcessLookupError:
@@ -137,9 +139,10 @@ def serve(socket_path: str) -> None:
             except (OSError, ValueError):
                 conn.close()
                 continue
-            if differences(request["env"]):          # another environment: the launcher starts its own
+            differ = differences(request["env"])
+            if differ:                                 # another environment: the launcher starts its own
                 with open(os.path.join(os.path.dirname(socket_path), "differences"), "a") as said:
-                    said.write(" ".join(sorted(differences(request["env"]))) + "\n")
+                    said.write(" ".join(sorted(differ)) + "\n")
                 for fd in fds:
                     os.close(fd)
                 conn.close()
@@ -152,6 +155,10 @@ def serve(socket_path: str) -> None:
                 become_kernel(conn, request, fds)
             for fd in fds:
                 os.close(fd)
+            try:                                       # the kernel's pid first (the zygote says it: a
+                conn.sendall(f"{pid}\n".encode())      # child that fails early must never send a number
+            except OSError:                            # its launcher would take for a pid)
+                pass
             launchers[pid] = conn
             with open(os.path.join(os.path.dirname(socket_path), "forked"), "a") as count:
                 count.write(f"{pid}\n")
@@ -206,7 +213,6 @@ def become_kernel(conn: socket.socket, request: dict, fds: list[int]) -> None:
         os.environ.clear()
         os.environ.update(request["env"])
         os.setsid()
-        conn.sendall(f"{os.getpid()}\n".encode())
         threading.Thread(target=die_with_launcher, args=(conn,), daemon=True).start()
         sys.argv = [sys.executable, *request["args"]]
         from ipykernel.kernelapp import IPKernelApp
