@@ -129,7 +129,7 @@ def serve(socket_path: str) -> None:
     listener.bind(os.path.basename(socket_path))
     listener.listen(16)
     launchers: dict[int, socket.socket] = {}           # kernel pid -> its launcher's socket
-    parent = os.getppid()
+    parent, zygote = os.getppid(), os.getpid()
     print(f"kernel zygote ready (pid {os.getpid()})", flush=True)
     while os.getppid() == parent:                       # ends with the pytest run that started it
         if select.select([listener], [], [], 0.2)[0]:
@@ -152,7 +152,7 @@ def serve(socket_path: str) -> None:
                 listener.close()
                 for other in launchers.values():
                     other.close()
-                become_kernel(conn, request, fds)
+                become_kernel(conn, request, fds, zygote)
             for fd in fds:
                 os.close(fd)
             try:                                       # the kernel's pid first (the zygote says it: a
@@ -203,9 +203,16 @@ def receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data), list(fds)
 
 
-def become_kernel(conn: socket.socket, request: dict, fds: list[int]) -> None:
-    """In the forked child: the launcher's streams, folder and environment, then IPKernelApp."""
+def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: int) -> None:
+    """In the forked child: the launcher's streams, folder and environment, then IPKernelApp.
+    It dies with the zygote (which ends with its pytest run): else this child, holding the
+    zygote's end of the launcher's socket, and the launcher, waiting for an exit code on it,
+    would wait for each other for ever."""
     try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)      # PR_SET_PDEATHSIG
+        if os.getppid() != zygote:                                      # it ended before that
+            os._exit(1)
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
             os.close(fd)

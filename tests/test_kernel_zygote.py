@@ -1,8 +1,8 @@
 """The notebook kernels of `make test`'s nbval stages, forked from a Python that has imported
 torch (tests/_kernel_zygote.py): each is fresh, in its launcher's folder and environment, can be
-interrupted and dies with its launcher; without the zygote, or in another environment, the
-kernel starts the usual way; the plugin says how many kernels it forked; and the zygote ends
-with the process that started it."""
+interrupted and dies with its launcher or with the zygote; without the zygote, or in another environment, the
+kernel starts the usual way; the plugin says how many kernels it forked; and the zygote and its
+kernels end with the process that started it."""
 import os
 import signal
 import subprocess
@@ -93,21 +93,25 @@ def test_an_interrupt_reaches_the_kernel_and_a_killed_launcher_ends_it(zygote, t
     try:
         pid = int(run(kc, "import os\nprint(os.getpid())")[0])
         assert pid != km.provisioner.process.pid          # the kernel is the launcher's fork, not the launcher
-        kc.execute("import time\ntime.sleep(60)")
-        time.sleep(1)
+        asleep = kc.execute("import time\nprint('asleep', flush=True)\ntime.sleep(60)")
+        while True:                                        # interrupted once the cell runs, not before
+            msg = kc.get_iopub_msg(timeout=60)
+            if msg["parent_header"].get("msg_id") == asleep and msg["msg_type"] == "stream":
+                break
         start = time.monotonic()
         km.interrupt_kernel()
         reply = kc.get_shell_msg(timeout=20)["content"]
         assert reply["status"] == "error" and reply["ename"] == "KeyboardInterrupt", reply
         assert time.monotonic() - start < 20
-        assert run(kc, "print('alive')")[0].strip() == "alive"
+        # the kernel still answers (asked in the reply itself, which no stream message can overtake)
+        reply = kc.execute_interactive("answer = 6 * 7", user_expressions={"answer": "answer"}, timeout=60)["content"]
+        assert reply["status"] == "ok" and reply["user_expressions"]["answer"]["data"]["text/plain"] == "42", reply
     finally:
         stop(km, kc)                                          # SIGKILL to the launcher
     deadline = time.monotonic() + 10
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+    while state(pid) not in ("gone", "Z") and time.monotonic() < deadline:
         time.sleep(0.1)
-    state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "gone"
-    assert state in ("gone", "Z"), f"the kernel {pid} outlived its launcher (state {state})"
+    assert state(pid) in ("gone", "Z"), f"the kernel {pid} outlived its launcher (state {state(pid)})"
 
 
 def test_without_the_zygote_or_in_another_environment_the_kernel_starts_the_usual_way(zygote, tmp_path):
@@ -146,22 +150,43 @@ def test_the_plugin_forks_every_notebooks_kernel_and_says_so(tmp_path):
     assert not list(tmp_path.glob("course-kernels-*")), "the zygote's folder was left behind"
 
 
-def test_the_zygote_ends_with_the_process_that_started_it(tmp_path):
-    """A pytest run killed outright leaves no zygote behind: it sees its parent gone and ends."""
-    starter = ("import subprocess, sys, time, os\n"
-               f"z = subprocess.Popen([sys.executable, {_kernel_zygote.__file__!r}, 'serve', {str(tmp_path / 'z.sock')!r}],"
-               " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-               f"while not os.path.exists({str(tmp_path / 'z.sock')!r}): time.sleep(0.05)\n"
-               "print(z.pid, flush=True)\nos._exit(0)\n")
-    done = subprocess.run([sys.executable, "-c", starter], capture_output=True, text=True, timeout=120)
-    pid = int(done.stdout)
+def state(pid: int) -> str:
+    """A process's state letter (Z: a zombie), or "gone"."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return "gone"
+
+
+def test_the_zygote_and_its_kernels_end_with_the_process_that_started_it(tmp_path):
+    """A pytest run killed outright leaves nothing behind: the zygote sees its parent gone and
+    ends, a kernel forked from it ends with it, and so does that kernel's launcher."""
+    socket_path = tmp_path / "zygote.sock"
+    _kernel_zygote.write_kernel_spec(str(tmp_path), str(socket_path))
+    starter = f"""
+import os, subprocess, sys, time
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_kernel_zygote import started
+z = subprocess.Popen([sys.executable, {_kernel_zygote.__file__!r}, "serve", {str(socket_path)!r}],
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+while not os.path.exists({str(socket_path)!r}):
+    time.sleep(0.05)
+from pathlib import Path
+km, kc = started(Path({str(tmp_path)!r}), Path({str(tmp_path)!r}))
+kernel = kc.execute_interactive("import os", user_expressions={{"pid": "os.getpid()"}}, timeout=60)
+Path({str(tmp_path / "pids")!r}).write_text(
+    f"{{z.pid}} {{km.provisioner.process.pid}} {{kernel['content']['user_expressions']['pid']['data']['text/plain']}}")
+os._exit(0)
+"""
+    with open(tmp_path / "log", "w") as log:             # a file: the kernel, were it left, holds it open
+        subprocess.run([sys.executable, "-c", starter], stdout=log, stderr=subprocess.STDOUT, timeout=120)
+    written = (tmp_path / "pids").read_text().split() if (tmp_path / "pids").exists() else []
+    pids = dict(zip(("zygote", "launcher", "kernel"), map(int, written)))
+    assert len(pids) == 3, (tmp_path / "log").read_text()[-3000:]
     deadline = time.monotonic() + 10
-    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        if state == "Z":
-            break
+    while any(state(pid) not in ("gone", "Z") for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.1)
-    alive = Path(f"/proc/{pid}").exists() and Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    if alive:
+    alive = {name: pid for name, pid in pids.items() if state(pid) not in ("gone", "Z")}
+    for pid in alive.values():
         os.kill(pid, signal.SIGKILL)
-    assert not alive, "the zygote outlived the process that started it"
+    assert not alive, f"outlived the process that started the zygote: {alive}"
