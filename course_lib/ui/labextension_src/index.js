@@ -9,7 +9,8 @@
 // had to click the link again.
 //
 // What it does: after JupyterLab's own jump (Notebook.setFragment), it checks the target cell
-// on every animation frame for up to WATCH_MS; while the cell's top part is out of the
+// on every animation frame for up to WATCH_MS (long enough for a slow or busy machine, such as
+// Binder's, to finish the layout); while the cell's top part is out of the
 // notebook's window it asks JupyterLab to jump again. It stops as soon as the learner scrolls,
 // clicks or types (it never fights the learner), once the cell has stayed in place for STILL_MS,
 // or when the notebook is closed or hidden. Other fragments (headings) are left to JupyterLab.
@@ -18,7 +19,7 @@
 // into share/jupyter/labextensions/course-lib-solution-links/.
 import { INotebookTracker } from '@jupyterlab/notebook';
 
-const WATCH_MS = 3000; // how long after a jump the target cell is watched, at most
+const WATCH_MS = 10000; // how long after a jump the target cell is watched, at most
 const STILL_MS = 1000; // watching stops once the cell has stayed in place this long
 const HEAD_PX = 120; // the top part of the cell that must be in the window (a heading and a line)
 const LEARNER_EVENTS = ['wheel', 'pointerdown', 'keydown', 'touchstart'];
