@@ -154,7 +154,8 @@ refresh-copy:
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)
-#   3+4. the figure-bearing unit tests and nbval again (English edition) on torch's scalar kernels, one thread
+#   3+4. the figure-bearing unit tests and nbval again (English edition) on torch's scalar kernels, one thread:
+#        the two side by side (3 is one process; 4's two workers leave room), 3's output printed after 4's
 # then one closing line per stage and a total (.ci/summary.py).
 test: $(TEST_STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
@@ -174,13 +175,18 @@ test: $(TEST_STAMP)
 	echo "== 2/4 notebooks (nbval)"; \
 	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
 		$(PYTEST_NB) $(NBVAL) --junitxml=$$run/nbval.xml notebooks || status=1; \
-	echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
+	echo "== 3/4 and 4/4 scalar kernels"; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
 		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
-			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) || status=1; \
-		echo "== 4/4 scalar kernels: notebooks (nbval)"; \
+			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) \
+			>$$run/scalar-unit.out 2>&1 & unit=$$!; \
+		trap 'kill $$unit 2>/dev/null; exit 130' INT TERM; \
+		echo "== 4/4 scalar kernels: notebooks (nbval), beside 3/4 (its output follows)"; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-nbval.log \
 			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks || status=1; \
+		wait $$unit || status=1; trap - INT TERM; \
+		echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
+		cat $$run/scalar-unit.out; \
 	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
 	echo "== summary"; \
 	$(BIN)/python .ci/summary.py "$$run" || status=1; \

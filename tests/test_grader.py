@@ -46,7 +46,8 @@ SHM_FILE = Path(f"/dev/shm/answer-{os.getpid()}")
 CALL = 1                # CPU seconds per call of a learner's function (an exercise: 1.25)
 LIMITS = ["--jobs", "2", "--timeout", str(CALL), "--exercise-timeout", "1.25", "--memory", "3"]
 CELL = 2.5              # root's class: CPU seconds per cell (its slow cell computes 1.75)
-CELL_SMALL = 1          # the normal user's class: a cell that waits WAIT s keeps its grade
+CELL_SMALL = 0.5        # the normal user's class: a cell that waits WAIT s keeps its grade (its
+                        # honest cells use about 0.1 CPU second each)
 WAIT = WALL_FACTOR * CELL_SMALL + 6          # more than the wall time its CPU budget alone would allow
 
 
@@ -233,6 +234,49 @@ def check_isolation(by: dict, canaries: list[Path], run, uid: int) -> list[str]:
     return problems
 
 
+# ---------------------------------------------------------------------------- a normal user's class
+
+def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_path):
+    user = unprivileged_user() if IS_ROOT else None
+    work = Path(tempfile.mkdtemp(prefix="grader-class-"))
+    try:
+        subs, out = work / "course" / "submitted", work / "grading" / "grades.csv"
+        paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "ps1" / "03_attention.ipynb")
+        # honest, the tree's first: a cell that waits (sleeps) longer than 10 times its CPU budget,
+        # then defines what its first call needs (were the cell stopped and skipped, the grade would fall)
+        paths["asleep"] = chapter03(subs / "asleep" / "ps1" / "03_attention.ipynb", f"import time\ntime.sleep({WAIT})\nwoke = True",
+                                    replace={"make_causal_mask": guarded_mask("assert woke")})
+        # every checker through the sandbox: every chapter's worked solutions, their code cells in one
+        # notebook, graded on the exercises its code defines (each file as a learner's: tests/test_exercises.py)
+        paths["solutions"] = notebook(subs / "solutions" / "ps1" / "worked_solutions.ipynb",
+                                      [c for p in SOLUTIONS for c in code_cells(read_notebook(str(p)))], chapter=None)
+        uid = os.getuid()
+        if user is not None:
+            uid = pwd.getpwnam(user).pw_uid
+            for folder, dirs, files in os.walk(work):
+                for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
+                    os.chown(name, uid, pwd.getpwnam(user).pw_gid)
+        # the writer and the reader first, side by side (named by their folders in the tree): the
+        # reader looks while the writer's segment exists; then the rest of the tree
+        run = run_grader([str(paths["writer"]), str(paths["reader"]), str(work / "course"), "--out", str(out),
+                          "--feedback", str(out.parent / "feedback"), *LIMITS, "--cell-timeout", str(CELL_SMALL)], user)
+        assert run.returncode == 0, run.stderr[-3000:]
+        by = rows_by(out)
+        problems = check_isolation(by, canaries, run, uid)
+        if sorted(by) != sorted(paths):
+            problems.append(f"students from the nbgrader tree: {sorted(by)}")
+        graded = by.get("solutions", {})
+        if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
+            problems.append(f"solutions: {sorted(graded)}, {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
+        if sorted(by.get("asleep", {})) != sorted(CH03) or any(r["passed"] != "True" for r in by["asleep"].values()):
+            problems.append(f"a cell that waited {WAIT} s: {by.get('asleep')}")
+        if f"your uid {uid}" not in run.stdout:
+            problems.append(f"not graded as uid {uid}: {run.stdout[-400:]}")
+        assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 # ---------------------------------------------------------------------------- root's class
 
 FORMULA_NAME = "=HYPERLINK(1)"          # "-2+3": the --resume test
@@ -317,46 +361,3 @@ def check_outputs(out: Path, by: dict) -> list[str]:
     if not html or "<" in "\n".join(outside_fences) or "onerror" not in html or "道练习通过" not in html:
         problems.append(f"the student's HTML is not escaped in its Chinese feedback:\n{html[:800]}")
     return problems
-
-
-# ---------------------------------------------------------------------------- a normal user's class
-
-def test_a_class_graded_by_a_normal_user_from_an_nbgrader_tree_is_isolated(tmp_path):
-    user = unprivileged_user() if IS_ROOT else None
-    work = Path(tempfile.mkdtemp(prefix="grader-class-"))
-    try:
-        subs, out = work / "course" / "submitted", work / "grading" / "grades.csv"
-        paths, canaries = hostile_class(subs, out, lambda folder, student: folder / student / "ps1" / "03_attention.ipynb")
-        # honest, the tree's first: a cell that waits (sleeps) longer than 10 times its CPU budget,
-        # then defines what its first call needs (were the cell stopped and skipped, the grade would fall)
-        paths["asleep"] = chapter03(subs / "asleep" / "ps1" / "03_attention.ipynb", f"import time\ntime.sleep({WAIT})\nwoke = True",
-                                    replace={"make_causal_mask": guarded_mask("assert woke")})
-        # every checker through the sandbox: every chapter's worked solutions, their code cells in one
-        # notebook, graded on the exercises its code defines (each file as a learner's: tests/test_exercises.py)
-        paths["solutions"] = notebook(subs / "solutions" / "ps1" / "worked_solutions.ipynb",
-                                      [c for p in SOLUTIONS for c in code_cells(read_notebook(str(p)))], chapter=None)
-        uid = os.getuid()
-        if user is not None:
-            uid = pwd.getpwnam(user).pw_uid
-            for folder, dirs, files in os.walk(work):
-                for name in [folder, *(os.path.join(folder, f) for f in dirs + files)]:
-                    os.chown(name, uid, pwd.getpwnam(user).pw_gid)
-        # the writer and the reader first, side by side (named by their folders in the tree): the
-        # reader looks while the writer's segment exists; then the rest of the tree
-        run = run_grader([str(paths["writer"]), str(paths["reader"]), str(work / "course"), "--out", str(out),
-                          "--feedback", str(out.parent / "feedback"), *LIMITS, "--cell-timeout", str(CELL_SMALL)], user)
-        assert run.returncode == 0, run.stderr[-3000:]
-        by = rows_by(out)
-        problems = check_isolation(by, canaries, run, uid)
-        if sorted(by) != sorted(paths):
-            problems.append(f"students from the nbgrader tree: {sorted(by)}")
-        graded = by.get("solutions", {})
-        if sorted(graded) != sorted(EXERCISES) or any(r["passed"] != "True" for r in graded.values()):
-            problems.append(f"solutions: {sorted(graded)}, {[(n, r['reason']) for n, r in graded.items() if r['passed'] != 'True']}")
-        if sorted(by.get("asleep", {})) != sorted(CH03) or any(r["passed"] != "True" for r in by["asleep"].values()):
-            problems.append(f"a cell that waited {WAIT} s: {by.get('asleep')}")
-        if f"your uid {uid}" not in run.stdout:
-            problems.append(f"not graded as uid {uid}: {run.stdout[-400:]}")
-        assert not problems, "\n".join(problems) + "\n" + run.stdout[-1500:]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
