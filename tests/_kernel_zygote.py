@@ -7,8 +7,10 @@ the process that is not an xdist worker it starts the zygote, ``python tests/_ke
 serve SOCKET``, in a folder of its own, and writes the kernel spec ``course-test`` there (on
 ``JUPYTER_PATH``); nbval then runs every notebook on that spec instead of ``--nbval-current-env``.
 The pytest run does not wait for it: a launcher that comes before it listens waits while it is
-still importing. The zygote imports :data:`PRELOAD` (never ``course_lib``, never matplotlib, whose backend the
-kernel chooses; it runs no torch operation, so no thread pool exists when it forks) and waits.
+still importing. The zygote imports :data:`PRELOAD` (never ``course_lib``; it runs no torch
+operation, so no thread pool exists when it forks) from an empty folder, and waits. matplotlib
+is among them: a kernel's backend is still its own, set in the child as a kernel that imports
+matplotlib itself would get it (:func:`matplotlib_as_imported_here`).
 For each notebook the spec runs ``python tests/_kernel_zygote.py launch SOCKET <ipykernel's
 arguments>``: that small process hands the zygote its folder, environment and standard
 streams, and the zygote forks a child that takes them and becomes the notebook's kernel
@@ -35,7 +37,8 @@ import sys
 import threading
 
 PRELOAD = ("torch", "numpy",
-           "ipykernel.kernelapp", "ipykernel.ipkernel", "ipywidgets", "tiktoken")
+           "ipykernel.kernelapp", "ipykernel.ipkernel", "ipywidgets", "tiktoken", "matplotlib", "matplotlib.pyplot")
+INLINE = "module://matplotlib_inline.backend_inline"
 
 
 def write_kernel_spec(folder: str, socket_path: str) -> None:
@@ -122,10 +125,10 @@ def serve(socket_path: str) -> None:
     it waits for a launcher, or for a kernel to end, whose exit code goes to its launcher)."""
     import importlib
     import select
-    for name in PRELOAD:
-        importlib.import_module(name)
+    os.chdir(os.path.dirname(socket_path))             # matplotlib reads no matplotlibrc from here (a
+    for name in PRELOAD:                               # new folder); the socket is bound by its name
+        importlib.import_module(name)                  # (a path may be too long)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    os.chdir(os.path.dirname(socket_path))             # bound by its name (a path may be too long)
     listener.bind(os.path.basename(socket_path))
     listener.listen(16)
     launchers: dict[int, socket.socket] = {}           # kernel pid -> its launcher's socket
@@ -140,6 +143,8 @@ def serve(socket_path: str) -> None:
                 conn.close()
                 continue
             differ = differences(request["env"])
+            if os.path.exists(os.path.join(request["cwd"], "matplotlibrc")):
+                differ.append("matplotlibrc")          # read by matplotlib at import, from the kernel's folder
             if differ:                                 # another environment: the launcher starts its own
                 with open(os.path.join(os.path.dirname(socket_path), "differences"), "a") as said:
                     said.write(" ".join(sorted(differ)) + "\n")
@@ -219,6 +224,7 @@ def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: in
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
+        matplotlib_as_imported_here()
         os.setsid()
         threading.Thread(target=die_with_launcher, args=(conn,), daemon=True).start()
         sys.argv = [sys.executable, *request["args"]]
@@ -234,6 +240,16 @@ def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: in
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
+
+
+def matplotlib_as_imported_here() -> None:
+    """matplotlib's backend as a kernel started the usual way has it: IPKernelApp sets MPLBACKEND
+    to the inline backend unless it is set, and importing matplotlib then reads MPLBACKEND into
+    rcParams (the zygote imported it without that setting; pyplot has chosen no backend yet)."""
+    if not os.environ.get("MPLBACKEND"):
+        os.environ["MPLBACKEND"] = INLINE
+    import matplotlib
+    matplotlib.rcParams["backend"] = os.environ["MPLBACKEND"]
 
 
 def die_with_launcher(conn: socket.socket) -> None:

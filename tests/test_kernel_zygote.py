@@ -17,6 +17,7 @@ from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
 from jupyter_client.manager import KernelManager  # noqa: E402
 
 import _kernel_zygote  # noqa: E402
+from _kernel_zygote import INLINE  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -74,13 +75,22 @@ def lines(folder: Path, name: str) -> list[str]:
 def test_each_kernel_is_a_fresh_fork_in_its_launchers_folder_and_environment(zygote, tmp_path_factory):
     here, there = tmp_path_factory.mktemp("here"), tmp_path_factory.mktemp("there")
     forked, usual = len(lines(zygote, "forked")), len(lines(zygote, "started-the-usual-way"))
+    pictures = []
     first = started(zygote, here, ZYGOTE_TEST_VALUE="one")
     second = started(zygote, there, ZYGOTE_TEST_VALUE="two")
     try:
+        # torch and matplotlib already imported, course_lib not; matplotlib's backend is the inline
+        # one IPKernelApp chooses (the test of the usual way checks the same); no plot made yet
         probe = ("import os, sys\nprint(os.getcwd(), os.environ.get('ZYGOTE_TEST_VALUE'), 'torch' in sys.modules, "
-                 "'course_lib' in sys.modules, 'matplotlib' in sys.modules, 'answer' in dir())\nanswer = 42")
-        assert run(first[1], probe)[0].split() == [str(here), "one", "True", "False", "False", "False"]
-        assert run(second[1], probe)[0].split() == [str(there), "two", "True", "False", "False", "False"]
+                 "'course_lib' in sys.modules, 'matplotlib.pyplot' in sys.modules, 'answer' in dir())\n"
+                 "import matplotlib, matplotlib.pyplot as plt\nprint(matplotlib.get_backend(), len(plt.get_fignums()))\n"
+                 "answer = 42")
+        assert run(first[1], probe)[0].split() == [str(here), "one", "True", "False", "True", "False", INLINE, "0"]
+        assert run(second[1], probe)[0].split() == [str(there), "two", "True", "False", "True", "False", INLINE, "0"]
+        # a figure shown comes out as the inline backend's picture, in the kernel's own output
+        shown = first[1].execute_interactive("plt.plot([0, 1]); plt.show()", timeout=60,
+                                             output_hook=lambda msg: pictures.append(msg["msg_type"]))
+        assert shown["content"]["status"] == "ok" and "display_data" in pictures, (shown["content"], pictures)
         assert run(first[1], "print(answer, os.getpid() != os.getppid())")[0].split() == ["42", "True"]
     finally:
         stop(*first)
@@ -119,11 +129,23 @@ def test_without_the_zygote_or_in_another_environment_the_kernel_starts_the_usua
     other = str(int(os.environ.get("OMP_NUM_THREADS", "1")) + 1)
     km, kc = started(zygote, tmp_path, OMP_NUM_THREADS=other)     # read by libgomp when torch loaded
     try:
-        assert run(kc, "import sys, os\nprint('torch' in sys.modules, os.environ['OMP_NUM_THREADS'])")[0].split() == ["False", other]
+        assert run(kc, "import sys, os\nprint('torch' in sys.modules, os.environ['OMP_NUM_THREADS'])\n"
+                       "import matplotlib\nprint(matplotlib.get_backend())")[0].split() == ["False", other, INLINE]
     finally:
         stop(km, kc)
     assert lines(zygote, "differences")[-1:] == ["OMP_NUM_THREADS"]
-    assert len(lines(zygote, "started-the-usual-way")) == usual + 1 and len(lines(zygote, "forked")) == forked
+    # a folder with a matplotlibrc (read by matplotlib when it is imported, from the kernel's folder)
+    styled = tmp_path / "styled"
+    styled.mkdir()
+    (styled / "matplotlibrc").write_text("lines.linewidth: 4.5\n")
+    km, kc = started(zygote, styled)
+    try:
+        assert run(kc, "import sys, matplotlib\nprint('torch' in sys.modules, matplotlib.rcParams['lines.linewidth'])")[0].split() \
+            == ["False", "4.5"]
+    finally:
+        stop(km, kc)
+    assert lines(zygote, "differences")[-1:] == ["matplotlibrc"]
+    assert len(lines(zygote, "started-the-usual-way")) == usual + 2 and len(lines(zygote, "forked")) == forked
     # no zygote at all: a spec whose socket nobody listens on (and no zygote.pid to wait for)
     nobody = tmp_path / "nobody"
     _kernel_zygote.write_kernel_spec(str(nobody), str(nobody / "zygote.sock"))
