@@ -81,3 +81,21 @@ def assert_same_floats(got, want, what: str = "value", float32: bool = True) -> 
     if lines:
         raise AssertionError(f"{what}: not the same {'float32' if float32 else 'float64'} values, "
                              f"entry by entry:\n  " + "\n  ".join(lines))
+
+
+def assert_close(got, want, rel: float, abs: float, what: str = "value") -> None:  # noqa: A002 (approx's name)
+    """Every entry of ``got`` equal to ``want``'s or within ``max(rel × |want|, abs)`` of it:
+    ``pytest.approx``'s rule (an infinity only equals itself, NaN nothing), checked at numpy
+    speed for rows of 50,257 values, where ``approx`` takes a quarter of a second a row. Fails
+    naming how many entries differ and the first five."""
+    import numpy as np
+
+    def array(values):
+        return np.asarray(values.detach().cpu().double() if hasattr(values, "detach") else values, dtype=np.float64)
+    a, b = array(got), array(want)
+    assert a.shape == b.shape, f"{what}: shape {a.shape}, expected {b.shape}"
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok = (a == b) | (np.isfinite(a) & np.isfinite(b) & (np.abs(a - b) <= np.maximum(rel * np.abs(b), abs)))
+    bad = np.flatnonzero(~ok.reshape(-1))
+    assert not bad.size, (f"{what}: {bad.size} of {a.size} entries differ by more than max({rel} × |expected|, {abs}); "
+                          + ", ".join(f"[{i}] {a.reshape(-1)[i]!r}, expected {b.reshape(-1)[i]!r}" for i in bad[:5]))

@@ -12,6 +12,8 @@ import torch
 from course_lib import decoding as S
 from course_lib import decoding as SB
 
+from _exact import assert_close
+
 B, V = 64, 50_257
 
 
@@ -277,7 +279,7 @@ def test_batched_softmax_and_greedy_agree_with_per_row():
     logits[1, :5] = 40.0                                           # tie at the maximum
     p = SB.softmax_with_temperature_batched(logits, 0.7)
     for b in range(4):
-        assert p[b].tolist() == pytest.approx(S.softmax_with_temperature(logits[b], 0.7), abs=1e-6)
+        assert_close(p[b], S.softmax_with_temperature(logits[b], 0.7), rel=0, abs=1e-6, what=f"row {b}")
         assert SB.greedy_ids_batched(logits)[b] == S.greedy_id(logits[b])
     assert SB.greedy_ids_batched(logits)[1] == 0
     mask, final = SB.apply_batched(S.SamplingRule(greedy=True), logits)

@@ -17,6 +17,8 @@ from course_lib.decoding.generate import generate
 from course_lib.model import GPT, GPTConfig
 from course_lib.tokens.bpe import teaching_tokenizer
 
+from _exact import assert_close
+
 DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16]
 INF = math.inf
 
@@ -127,7 +129,7 @@ def test_batched_rules_equal_per_row_rules_on_random_float64_rows_of_every_scale
         for b in range(len(z)):
             step = rule.apply(z[b])
             assert mask[b].nonzero()[:, 0].tolist() == sorted(step.kept), (rule, z[b].tolist())
-            assert final[b].tolist() == pytest.approx(step.final, rel=1e-12, abs=1e-300)
+            assert_close(final[b], step.final, rel=1e-12, abs=1e-300, what=f"row {b}")
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
