@@ -15,12 +15,12 @@ the file's tests; the panel's file counts the layout file's too, :data:`TOGETHER
 numbers make the run slower, never different.
 """
 SECONDS = {
-    "test_browser_panel.py": 94, "test_grader.py": 60, "test_mutations_suite.py": 28,
-    "test_mutations.py": 13, "test_decoding_batched.py": 12, "test_make_stop.py": 12,
-    "test_kernel_zygote.py": 11, "test_my_copy.py": 11, "test_decoding_methods.py": 10,
-    "test_decoding_reference.py": 9, "test_grader_options.py": 9, "test_gpt2.py": 7,
-    "test_tokenizer.py": 6, "test_packaging.py": 5, "test_toy_lab_derivation.py": 4,
-    "test_toy_five_token.py": 3, "test_decoding_generate.py": 2, "test_gpt2_offline.py": 1,
+    "test_browser_panel.py": 89, "test_grader.py": 51, "test_mutations_suite.py": 25,
+    "test_mutations.py": 12, "test_decoding_batched.py": 12, "test_make_stop.py": 10,
+    "test_kernel_zygote.py": 12, "test_my_copy.py": 9, "test_decoding_methods.py": 6,
+    "test_decoding_reference.py": 8, "test_grader_options.py": 9, "test_gpt2.py": 7,
+    "test_tokenizer.py": 5, "test_packaging.py": 4, "test_toy_lab_derivation.py": 3,
+    "test_toy_five_token.py": 3, "test_decoding_generate.py": 1, "test_gpt2_offline.py": 1,
 }
 
 # files that share a fixture of the worker's session with another file (here the JupyterLab and
