@@ -46,8 +46,9 @@ SHM_FILE = Path(f"/dev/shm/answer-{os.getpid()}")
 CALL = 1                # CPU seconds per call of a learner's function (an exercise: 1.25)
 LIMITS = ["--jobs", "2", "--timeout", str(CALL), "--exercise-timeout", "1.25", "--memory", "3"]
 CELL = 2.5              # root's class: CPU seconds per cell (its slow cell computes 1.75)
-CELL_SMALL = 0.5        # the normal user's class: a cell that waits WAIT s keeps its grade (its
-                        # honest cells use about 0.1 CPU second each)
+CELL_SMALL = 1          # the normal user's class: a cell that waits WAIT s keeps its grade; the
+                        # writer's cells must finish too (forking a torch-sized kernel up to the
+                        # process limit, 256 MiB written): 0.5 CPU s was too little on a busy machine
 WAIT = WALL_FACTOR * CELL_SMALL + 6          # more than the wall time its CPU budget alone would allow
 
 
