@@ -154,9 +154,10 @@ refresh-copy:
 
 # Four stages, all always run; any failing fails `make test`:
 #   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)
-#   3+4. the figure-bearing unit tests and nbval again (English edition) on torch's scalar kernels, one thread:
-#        the two side by side (3 is one process; 4's two workers leave room), 3's output printed after 4's
-# then one closing line per stage and a total (.ci/summary.py).
+#   3+4. the figure-bearing unit tests and nbval again (English edition) on torch's scalar kernels, one thread
+# Stage 1 runs alone (its browser tests and graders need the machine); then 2, 3 and 4 side by
+# side (none of them is timed, and alone each leaves a core idle part of the time): 2's output
+# as it runs, then 3's and 4's; then one closing line per stage and a total (.ci/summary.py).
 test: $(TEST_STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
 	@$(BIN)/python -c "import matplotlib.font_manager"
@@ -172,22 +173,26 @@ test: $(TEST_STAMP)
 	echo "== 1/4 unit tests"; \
 	$(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-unit.log \
 		$(PYTEST) --durations=15 -m "not install" --junitxml=$$run/unit.xml tests || status=1; \
-	echo "== 2/4 notebooks (nbval)"; \
-	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
-		$(PYTEST_NB) $(NBVAL) --junitxml=$$run/nbval.xml notebooks || status=1; \
-	echo "== 3/4 and 4/4 scalar kernels"; \
+	echo "== 2/4, 3/4 and 4/4 side by side: the notebooks, then the scalar kernels (their output follows 2/4's)"; \
+	scalar=""; \
 	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
 		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
 			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) \
 			>$$run/scalar-unit.out 2>&1 & unit=$$!; \
-		trap 'kill $$unit 2>/dev/null; exit 130' INT TERM; \
-		echo "== 4/4 scalar kernels: notebooks (nbval), beside 3/4 (its output follows)"; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-nbval.log \
-			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks || status=1; \
-		wait $$unit || status=1; trap - INT TERM; \
-		echo "== 3/4 scalar kernels: figure-bearing unit tests"; \
-		cat $$run/scalar-unit.out; \
+			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks >$$run/scalar-nbval.out 2>&1 & nb=$$!; \
+		scalar="$$unit $$nb"; \
 	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
+	trap 'kill $$scalar 2>/dev/null; exit 130' INT TERM; \
+	echo "== 2/4 notebooks (nbval)"; \
+	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
+		$(PYTEST_NB) $(NBVAL) --junitxml=$$run/nbval.xml notebooks || status=1; \
+	if [ -n "$$scalar" ]; then \
+		wait $$unit || status=1; wait $$nb || status=1; \
+		echo "== 3/4 scalar kernels: figure-bearing unit tests"; cat $$run/scalar-unit.out; \
+		echo "== 4/4 scalar kernels: notebooks (nbval)"; cat $$run/scalar-nbval.out; \
+	fi; \
+	trap - INT TERM; \
 	echo "== summary"; \
 	$(BIN)/python .ci/summary.py "$$run" || status=1; \
 	exit $$status
