@@ -1,5 +1,5 @@
 """The order of the test files under pytest-xdist: each of ``make test``'s workers starts with
-an equal share of the long files.
+an equal share of the long files; under nbval, the long notebooks go first.
 
 ``--dist worksteal`` first hands each worker an equal run of the collected tests (by count), in
 order; a worker that runs out steals from the END of another's queue. Alphabetically, most of
@@ -13,6 +13,11 @@ module's shared fixtures are set up once per worker).
 The seconds are what ``make test`` measured per file (artifacts/test-run/unit.xml, summed over
 the file's tests; the panel's file counts the layout file's too, :data:`TOGETHER`): out-of-date
 numbers make the run slower, never different.
+
+Loaded as a plugin (``-p tests._xdist_order``, the Makefile's nbval stages), it orders the
+notebooks for ``--dist loadfile``: the long ones (:data:`NOTEBOOK_SECONDS`, by file name, both
+editions) first, the others as collected, each notebook's cells together and in order. In
+collection order the Chinese 07 came last, and one worker ran it alone at the end.
 """
 SECONDS = {
     "test_browser_panel.py": 89, "test_grader.py": 51, "test_mutations_suite.py": 25,
@@ -57,3 +62,28 @@ def in_parts(items: list, parts: int = 2) -> list:
     assert sorted(map(id, ordered)) == sorted(map(id, items))      # the same tests, each once
     return ordered
 
+
+
+# seconds per notebook under nbval (artifacts/test-run/nbval.xml; the Chinese twin's are the same)
+NOTEBOOK_SECONDS = {"07_sampling.ipynb": 7, "05_lm_head.ipynb": 6, "02_embeddings.ipynb": 4,
+                    "01_tokenizer.ipynb": 2, "03_attention.ipynb": 2}
+
+
+def longest_notebooks_first(items: list) -> list:
+    """``items`` (nbval's cells) with the files of :data:`NOTEBOOK_SECONDS` first, the longest
+    first; otherwise the collected order, and each file's cells in their order."""
+    first: dict[str, int] = {}
+    for index, item in enumerate(items):
+        first.setdefault(item.nodeid.split("::", 1)[0], index)
+
+    def key(item):
+        path = item.nodeid.split("::", 1)[0]
+        return -NOTEBOOK_SECONDS.get(path.rsplit("/", 1)[-1], 0), first[path]
+    return sorted(items, key=key)           # stable: a file's cells keep their order
+
+
+def pytest_collection_modifyitems(config, items):
+    """The plugin's hook: notebooks (nbval items) under two or more xdist workers, longest first."""
+    if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) > 1 \
+            and all(item.nodeid.split("::", 1)[0].endswith(".ipynb") for item in items):
+        items[:] = longest_notebooks_first(items)

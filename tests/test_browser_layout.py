@@ -232,7 +232,8 @@ GROW_ABOVE_JS = r"""([id, px]) => {
 
 # As soon as the solution `id` is in view (within LAND_S, else null), the cell above it grows by
 # 1500 px; returns the solution's top (CELL_IN_VIEW_JS) and `inView` every 0.1 s for `ms`
-# milliseconds after, that cell's height then restored
+# milliseconds after, or until it has been in view for the last STAY_S seconds; that cell's
+# height then restored
 PUSHED_JS = f"""async ([path, id, ms]) => {{
   const where = {CELL_IN_VIEW_JS}, inView = {IN_VIEW_JS}, grow = {GROW_ABOVE_JS};
   const start = performance.now(), samples = [];
@@ -246,6 +247,7 @@ PUSHED_JS = f"""async ([path, id, ms]) => {{
     await new Promise(done => setTimeout(done, 100));
     const w = where([path, id]);
     samples.push({{top: w && w.top, inView: inView(w)}});
+    if (samples.length >= {round(STAY_S / 0.1)} && samples.slice(-{round(STAY_S / 0.1)}).every(s => s.inView)) break;
   }}
   grow([id, 0]);
   return samples;

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.relative_to(ROOT / "notebooks") for p in (ROOT / "notebooks").rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts)
 NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg",
-         "-p", "no:cacheprovider", "-p", "tests._quick_start", "-p", "tests._kernel_zygote"]
+         "-p", "no:cacheprovider", "-p", "tests._quick_start", "-p", "tests._kernel_zygote", "-p", "tests._xdist_order"]
 
 
 @pytest.fixture
@@ -34,7 +34,7 @@ def checkout(tmp_path):
         pytest.fail("make is not installed")
     folder = tmp_path / "course"
     for name in ("Makefile", "pyproject.toml", ".ci/constraints.txt", ".ci/nbval_sanitize.cfg",
-                 "tests/_quick_start.py", "tests/_kernel_zygote.py"):
+                 "tests/_quick_start.py", "tests/_kernel_zygote.py", "tests/_xdist_order.py"):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, folder / name)
     shutil.copytree(ROOT / "notebooks", folder / "notebooks",
