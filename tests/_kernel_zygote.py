@@ -157,7 +157,7 @@ def serve(socket_path: str) -> None:
                 listener.close()
                 for other in launchers.values():
                     other.close()
-                become_kernel(conn, request, fds, zygote)
+                become_kernel(conn, request, fds, zygote, os.path.dirname(socket_path))
             for fd in fds:
                 os.close(fd)
             try:                                       # the kernel's pid first (the zygote says it: a
@@ -170,6 +170,10 @@ def serve(socket_path: str) -> None:
         for pid in list(launchers):
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
+                code = os.waitstatus_to_exitcode(status)       # a kernel that failed (not one stopped)
+                if code > 0 or -code in (signal.SIGSEGV, signal.SIGABRT, signal.SIGBUS, signal.SIGILL, signal.SIGFPE):
+                    with open(os.path.join(os.path.dirname(socket_path), "kernel-errors"), "a") as said:
+                        said.write(f"kernel {pid} ended with {code}\n")
                 conn = launchers.pop(pid)
                 try:
                     conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
@@ -208,8 +212,9 @@ def receive(conn: socket.socket) -> tuple[dict, list[int]]:
     return json.loads(data), list(fds)
 
 
-def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: int) -> None:
-    """In the forked child: the launcher's streams, folder and environment, then IPKernelApp.
+def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: int, folder: str) -> None:
+    """In the forked child: the launcher's streams, folder and environment, then IPKernelApp
+    (a kernel that fails writes why to ``folder``/kernel-errors too: nbval sends its stderr nowhere).
     It dies with the zygote (which ends with its pytest run): else this child, holding the
     zygote's end of the launcher's socket, and the launcher, waiting for an exit code on it,
     would wait for each other for ever."""
@@ -236,6 +241,11 @@ def become_kernel(conn: socket.socket, request: dict, fds: list[int], zygote: in
     except BaseException:
         import traceback
         traceback.print_exc()
+        try:
+            with open(os.path.join(folder, "kernel-errors"), "a") as said:
+                said.write(f"kernel {os.getpid()} in {request['cwd']}:\n{traceback.format_exc()}")
+        except OSError:
+            pass
         code = 1
     sys.stdout.flush()
     sys.stderr.flush()
@@ -312,6 +322,8 @@ def pytest_terminal_summary(terminalreporter):
         f"notebook kernels: {len(lines('forked'))} forked from a Python with torch imported (tests/_kernel_zygote.py), "
         f"{len(usual)} started the usual way" + (f" (environment differs: {differ})" if differ else "")
         + ("" if os.path.exists(os.environ[SOCKET_ENV]) else f"; the zygote did not start: {lines('zygote.log')[-5:]}"))
+    if lines("kernel-errors"):                  # a forked kernel that failed: why (its stderr went nowhere)
+        terminalreporter.write_line("forked kernels that failed:\n" + "\n".join(lines("kernel-errors")[-60:]))
 
 
 def pytest_unconfigure(config):

@@ -3,6 +3,7 @@ torch (tests/_kernel_zygote.py): each is fresh, in its launcher's folder and env
 interrupted and dies with its launcher or with the zygote; without the zygote, or in another environment, the
 kernel starts the usual way; the plugin says how many kernels it forked; and the zygote and its
 kernels end with the process that started it."""
+import json
 import os
 import signal
 import subprocess
@@ -209,3 +210,26 @@ os._exit(0)
     for pid in alive.values():
         os.kill(pid, signal.SIGKILL)
     assert not alive, f"outlived the process that started the zygote: {alive}"
+
+
+
+def test_a_forked_kernel_that_fails_says_why_in_the_zygotes_folder(zygote, tmp_path):
+    """nbval sends a kernel's stderr nowhere: a forked child that fails before it is a kernel (here
+    the folder it is asked to run in is a file) writes its traceback to ``kernel-errors``, the
+    zygote the exit code, which its launcher gets (the plugin's summary prints the file's lines)."""
+    import array
+    import socket
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(60)
+    conn.connect(str(zygote / "zygote.sock"))
+    request = json.dumps({"args": ["-f", str(tmp_path / "kernel.json")], "cwd": str(afile), "env": dict(os.environ)}).encode()
+    conn.sendmsg([len(request).to_bytes(8, "big") + request],
+                 [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [0, 1, 2]))])
+    pid = int(_kernel_zygote.read_line(conn))
+    assert _kernel_zygote.read_line(conn) == "1"              # its exit code, to its launcher
+    conn.close()
+    said = (zygote / "kernel-errors").read_text()
+    assert f"kernel {pid} in {afile}:" in said and "NotADirectoryError" in said, said
+    assert f"kernel {pid} ended with 1" in said, said
