@@ -235,7 +235,11 @@ def test_batched_softmax_checks_its_input_through_its_output():
         for rows, rtol in ((wide, 5e-5), (wide.double(), 1e-13), (wide[:1], 5e-5)):
             p = SB.softmax_with_temperature_batched(rows, t)          # in place: the same numbers
             assert torch.equal(p, torch.softmax(rows * (1 / t), dim=-1)), (t, rows.shape, rows.dtype)
-            assert torch.allclose(p.double(), exact[:len(rows)], rtol=rtol, atol=0), (t, rows.dtype)
+            # on a failure, what would say why (seen twice in full runs, never alone): how far, the
+            # threads, and whether torch's functions are still torch's
+            assert torch.allclose(p.double(), exact[:len(rows)], rtol=rtol, atol=0), (
+                t, rows.dtype, f"max relative difference {((p.double() - exact[:len(rows)]).abs() / exact[:len(rows)]).max():.3g}",
+                f"threads {torch.get_num_threads()}", torch.softmax, torch.exp, torch.cumsum)
     assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
     from course_lib.decoding.checks import PROB_TOL, check_prob_rows
     q = torch.full((2, 4), 0.25, dtype=torch.float64)
