@@ -176,7 +176,7 @@ def serve(socket_path: str) -> None:
                         said.write(f"kernel {pid} ended with {code}\n")
                 conn = launchers.pop(pid)
                 try:
-                    conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+                    conn.sendall(f"{code}\n".encode())
                 except OSError:
                     pass
                 conn.close()

@@ -63,7 +63,6 @@ def in_parts(items: list, parts: int = 2) -> list:
     return ordered
 
 
-
 # seconds per notebook under nbval (artifacts/test-run/nbval.xml; the Chinese twin's are the same)
 NOTEBOOK_SECONDS = {"07_sampling.ipynb": 7, "05_lm_head.ipynb": 6, "02_embeddings.ipynb": 4,
                     "01_tokenizer.ipynb": 2, "03_attention.ipynb": 2}
