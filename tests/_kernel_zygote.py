@@ -25,6 +25,8 @@ A launcher that finds no zygote, or whose environment differs from the zygote's 
 preloaded libraries read it (:data:`IMPORT_TIME`), becomes a kernel started the usual way
 (``exec python -m ipykernel_launcher``): slower, never different. The run's summary says how
 many kernels were forked and how many started the usual way (tests/test_kernel_zygote.py).
+Every kernel of the run, forked or not, talks to nbval over Unix sockets of its own
+(:func:`unix_socket_kernels`), never TCP ports another process could take first.
 """
 from __future__ import annotations
 
@@ -304,6 +306,28 @@ def pytest_configure(config):
     if os.environ.get(SOCKET_ENV):
         config.option.nbval_current_env = False
         config.option.nbval_kernel_name = "course-test"
+        unix_socket_kernels()
+
+
+def unix_socket_kernels() -> None:
+    """nbval's kernels talk to it over Unix sockets of their own, not TCP ports on localhost.
+    jupyter_client chooses a kernel's five ports free when it writes the connection file, and the
+    kernel binds them a moment later: with notebook kernels starting in two stages at once (and
+    JupyterLab's in the unit tests), another process could take one in between, and the kernel
+    died at its start ("Address already in use"; nbval: "Kernel died before replying to
+    kernel_info"). A socket in Linux's abstract namespace has a name no other kernel has, and no
+    file to leave behind."""
+    import uuid
+
+    import nbval.kernel
+
+    class UnixSocketKernelManager(nbval.kernel.KernelManager):
+        def __init__(self, **kwargs):
+            super().__init__(transport="ipc", ip=f"@course-kernel-{uuid.uuid4().hex}", **kwargs)
+
+    if not getattr(nbval.kernel.KernelManager, "unix_sockets", False):
+        UnixSocketKernelManager.unix_sockets = True
+        nbval.kernel.KernelManager = UnixSocketKernelManager
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -155,17 +155,32 @@ def test_without_the_zygote_or_in_another_environment_the_kernel_starts_the_usua
     assert len(lines(nobody, "started-the-usual-way")) == 1
 
 
+# a notebook whose one cell prints how its kernel is connected, stored with what the plugin's
+# kernels must print: Unix sockets of their own (tests/_kernel_zygote.py, unix_socket_kernels)
+TRANSPORT_NOTEBOOK = {
+    "cells": [{"cell_type": "code", "execution_count": 1, "id": "transport", "metadata": {},
+               "outputs": [{"name": "stdout", "output_type": "stream", "text": ["ipc True\n"]}],
+               "source": ["import json\n", "from ipykernel.connect import get_connection_info\n",
+                          "info = json.loads(get_connection_info())\n",
+                          "print(info['transport'], info['ip'].startswith('@course-kernel-'))"]}],
+    "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+    "nbformat": 4, "nbformat_minor": 5}
+
+
 def test_the_plugin_forks_every_notebooks_kernel_and_says_so(tmp_path):
-    """nbval as `make test`'s scalar stage runs it, on one notebook: every cell passes, the
-    summary counts the kernel forked, and the zygote's folder is gone after."""
+    """nbval as `make test`'s scalar stage runs it, on two notebooks: every cell passes, the
+    summary counts the kernels forked, each kernel is connected over a Unix socket of its own
+    (no TCP port another process could take first), and the zygote's folder is gone after."""
     notebook = ROOT / "notebooks" / "solutions" / "03_attention_solutions.ipynb"
+    transport = tmp_path / "transport.ipynb"
+    transport.write_text(json.dumps(TRANSPORT_NOTEBOOK), encoding="utf-8")
     env = dict(os.environ, ATEN_CPU_CAPABILITY="default", OMP_NUM_THREADS="1", TMPDIR=str(tmp_path))
     env.pop("JUPYTER_PATH", None)
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "tests._kernel_zygote", "-p", "no:cacheprovider", "-p", "no:xdist",
                            "--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg", "-q",
-                           str(notebook)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+                           str(notebook), str(transport)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
-    assert "notebook kernels: 1 forked from a Python with torch imported" in done.stdout, done.stdout[-2000:]
+    assert "notebook kernels: 2 forked from a Python with torch imported" in done.stdout, done.stdout[-2000:]
     assert "0 started the usual way" in done.stdout
     assert not list(tmp_path.glob("course-kernels-*")), "the zygote's folder was left behind"
 
