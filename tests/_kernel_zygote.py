@@ -322,11 +322,12 @@ def unix_socket_kernels() -> None:
     import nbval.kernel
 
     class UnixSocketKernelManager(nbval.kernel.KernelManager):
+        unix_sockets = True
+
         def __init__(self, **kwargs):
             super().__init__(transport="ipc", ip=f"@course-kernel-{uuid.uuid4().hex}", **kwargs)
 
-    if not getattr(nbval.kernel.KernelManager, "unix_sockets", False):
-        UnixSocketKernelManager.unix_sockets = True
+    if not getattr(nbval.kernel.KernelManager, "unix_sockets", False):    # once per process
         nbval.kernel.KernelManager = UnixSocketKernelManager
 
 
