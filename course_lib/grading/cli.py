@@ -88,6 +88,23 @@ def grade_submission(sub, limits, uid: int, namespaces: bool) -> tuple[list[dict
     return rows, cell_errors
 
 
+# What each worker needs before its first submission (torch and the checkers): imported once, by
+# the fork server, which forks every worker from that state. The server is a fresh Python that
+# runs nothing else (no torch operation, so no thread pool, before it forks); spawn would import
+# all of it again in each worker.
+WORKER_PRELOAD = ["course_lib.grading.session", "course_lib.exercises", "course_lib.ui.language"]
+
+
+def _workers_context():
+    """The grader's workers: forked from a server that has imported :data:`WORKER_PRELOAD`
+    (``forkserver``, POSIX), else started fresh (``spawn``)."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_PRELOAD)
+    return context
+
+
 def _start_worker(limits, namespaces: bool) -> None:
     from .sandbox import claim_uid
     _worker.update(uid=claim_uid(), limits=limits, namespaces=namespaces)
@@ -152,7 +169,7 @@ def main(argv=None) -> int:
                if path in dict(found) and len(rows) == len(submissions.load(path, "").exercises)}
     todo = [(path, student) for path, student in found if path not in results]
     started = time.monotonic()
-    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn"),
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=_workers_context(),
                              initializer=_start_worker, initargs=(limits, namespaces)) as pool:
         futures = {pool.submit(_grade_one, path, student): (path, student) for path, student in todo}
         todo_paths = {path for path, _ in todo}
