@@ -1,5 +1,6 @@
 """The class grader's options and rules, each in a small run: a symlinked --out, --resume, a file
-named like an option, no bwrap, a kernel that refuses namespaces, how submissions are named and read, how its workers start.
+named like an option, no bwrap, a kernel that refuses namespaces, how submissions are named and
+read, how its workers start.
 """
 import os
 import subprocess
