@@ -111,9 +111,7 @@ lab-zh: lab
 # Stop every JupyterLab that `make lab` started from this folder, whatever port it took
 # (`jupyter lab stop` alone only looks at port 8888).
 stop:
-	@ports=$$($(BIN)/jupyter server list --json | $(BIN)/python -c 'import json, os, sys; [print(s["port"]) for s in map(json.loads, sys.stdin) if os.path.realpath(s["root_dir"]) == os.path.realpath(sys.argv[1])]' "$(CURDIR)"); \
-	if [ -z "$$ports" ]; then echo "no JupyterLab started from $(CURDIR) is running"; fi; \
-	for port in $$ports; do $(BIN)/jupyter lab stop $$port; done
+	@$(BIN)/python .ci/stop_lab.py "$(CURDIR)"
 
 # Your own copy of every notebook (both editions, the solutions too) in $(MY_COPY)/, to work in:
 # `make test` re-runs notebooks/ only and compares it with the stored outputs, so solved

@@ -58,7 +58,7 @@ def test_make_lab_opens_the_chinese_edition_and_make_stop_stops_it_on_its_port(t
     runtime = tmp_path / "runtime"
     env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(runtime)}              # this test's servers only
     course = tmp_path / "course"
-    for name in ("Makefile", "pyproject.toml", ".ci/constraints.txt"):
+    for name in ("Makefile", "pyproject.toml", ".ci/constraints.txt", ".ci/stop_lab.py"):
         (course / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, course / name)
     shutil.copytree(ROOT / "notebooks", course / "notebooks", ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
