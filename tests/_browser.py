@@ -133,10 +133,14 @@ def serve_lab(root: Path, home: Path):
     try:
         yield ready
     finally:
-        _kernel_zygote.stop_process(server, 20)
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
         log.close()
         if zygote is not None:
-            _kernel_zygote.stop_process(zygote)
+            _kernel_zygote.stop_zygote(zygote)
 
 
 def start_sessions(url: str, paths: list[str]) -> None:
