@@ -43,9 +43,10 @@ PRELOAD = ("torch", "numpy",
 INLINE = "module://matplotlib_inline.backend_inline"
 
 
-def write_kernel_spec(folder: str, socket_path: str) -> None:
-    """The kernel spec ``course-test`` in ``folder``/kernels (``folder`` goes on JUPYTER_PATH)."""
-    spec = os.path.join(folder, "kernels", "course-test")
+def write_kernel_spec(folder: str, socket_path: str, name: str = "course-test") -> None:
+    """The kernel spec ``name`` in ``folder``/kernels (``folder`` goes on JUPYTER_PATH, first: a
+    spec named ``python3`` there is the one a JupyterLab started with that path uses)."""
+    spec = os.path.join(folder, "kernels", name)
     os.makedirs(spec, exist_ok=True)
     with open(os.path.join(spec, "kernel.json"), "w", encoding="utf-8") as out:
         json.dump({"argv": [sys.executable, os.path.abspath(__file__), "launch", socket_path, "-f", "{connection_file}"],
@@ -290,23 +291,42 @@ def pytest_configure(config):
     if not sys.platform.startswith("linux"):       # macOS forbids much after a fork (Objective-C,
         return                                     # Accelerate): the usual kernels there
     if not hasattr(config, "workerinput"):
-        import subprocess
         import tempfile
         folder = tempfile.mkdtemp(prefix="course-kernels-")
         socket_path = os.path.join(folder, "zygote.sock")
         write_kernel_spec(folder, socket_path)
         os.environ["JUPYTER_PATH"] = os.pathsep.join(filter(None, [folder, os.environ.get("JUPYTER_PATH")]))
         os.environ[SOCKET_ENV] = socket_path
-        log = open(os.path.join(folder, "zygote.log"), "w")
-        _zygote = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", socket_path],
-                                   stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
-        log.close()
-        with open(os.path.join(folder, "zygote.pid"), "w") as pid:     # launchers wait while it imports
-            pid.write(str(_zygote.pid))
+        _zygote = start_zygote(socket_path)
     if os.environ.get(SOCKET_ENV):
         config.option.nbval_current_env = False
         config.option.nbval_kernel_name = "course-test"
         unix_socket_kernels()
+
+
+def start_zygote(socket_path: str, env: dict | None = None):
+    """The zygote (``serve``) listening at ``socket_path``, in that socket's folder, with ``env``
+    (the environment its kernels' launchers will have: else they start the usual way); its pid
+    file there lets launchers wait while it imports. Ends with the process that started it."""
+    import subprocess
+    folder = os.path.dirname(socket_path)
+    with open(os.path.join(folder, "zygote.log"), "w") as log:
+        zygote = subprocess.Popen([sys.executable, os.path.abspath(__file__), "serve", socket_path],
+                                  stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=folder, env=env)
+    with open(os.path.join(folder, "zygote.pid"), "w") as pid:
+        pid.write(str(zygote.pid))
+    return zygote
+
+
+def stop_zygote(zygote) -> None:
+    """End the zygote (its kernels end with it)."""
+    import subprocess
+    zygote.terminate()
+    try:
+        zygote.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        zygote.kill()
+        zygote.wait()
 
 
 def unix_socket_kernels() -> None:
@@ -356,12 +376,7 @@ def pytest_unconfigure(config):
     if _zygote is None:
         return
     import shutil
-    _zygote.terminate()
-    try:
-        _zygote.wait(timeout=10)
-    except Exception:
-        _zygote.kill()
-        _zygote.wait()
+    stop_zygote(_zygote)
     shutil.rmtree(os.path.dirname(os.environ[SOCKET_ENV]), ignore_errors=True)
     _zygote = None
 

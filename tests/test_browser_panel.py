@@ -144,9 +144,14 @@ def test_every_notebook_opens_with_the_map_and_every_character_readable(page):
         assert (ARTIFACTS / f"notebook_{number}.png").stat().st_size > 10_000
 
 
-def test_panel_in_jupyterlab(page):
+def test_panel_in_jupyterlab(page, lab):
     with failure_screenshot(page):
         panel_flow(page, NOTEBOOK.name)
+    if sys.platform.startswith("linux"):        # its kernel was forked by the lab's zygote (tests/_browser.py)
+        kernels = lab.root.parent / "home" / "kernels"
+        said = {name: (kernels / name).read_text().split() if (kernels / name).is_file() else []
+                for name in ("forked", "started-the-usual-way", "differences")}
+        assert said["forked"] and not said["started-the-usual-way"], said
 
 
 # Every element of the first sampling panel that shows a text in a box of its own (the controls'
