@@ -133,14 +133,10 @@ def serve_lab(root: Path, home: Path):
     try:
         yield ready
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        _kernel_zygote.stop_process(server, 20)
         log.close()
         if zygote is not None:
-            _kernel_zygote.stop_zygote(zygote)
+            _kernel_zygote.stop_process(zygote)
 
 
 def start_sessions(url: str, paths: list[str]) -> None:

@@ -318,15 +318,15 @@ def start_zygote(socket_path: str, env: dict | None = None):
     return zygote
 
 
-def stop_zygote(zygote) -> None:
-    """End the zygote (its kernels end with it)."""
+def stop_process(process, seconds: float = 10) -> None:
+    """End ``process`` (a Popen): SIGTERM, then SIGKILL after ``seconds``. The zygote's kernels end with it."""
     import subprocess
-    zygote.terminate()
+    process.terminate()
     try:
-        zygote.wait(timeout=10)
+        process.wait(timeout=seconds)
     except subprocess.TimeoutExpired:
-        zygote.kill()
-        zygote.wait()
+        process.kill()
+        process.wait()
 
 
 def unix_socket_kernels() -> None:
@@ -376,7 +376,7 @@ def pytest_unconfigure(config):
     if _zygote is None:
         return
     import shutil
-    stop_zygote(_zygote)
+    stop_process(_zygote)
     shutil.rmtree(os.path.dirname(os.environ[SOCKET_ENV]), ignore_errors=True)
     _zygote = None
 
