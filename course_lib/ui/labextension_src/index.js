@@ -10,10 +10,13 @@
 //
 // What it does: after JupyterLab's own jump (Notebook.setFragment), it checks the target cell
 // on every animation frame for up to WATCH_MS (long enough for a slow or busy machine, such as
-// Binder's, to finish the layout); while the cell's top part is out of the
-// notebook's window it asks JupyterLab to jump again. It stops as soon as the learner scrolls,
-// clicks or types (it never fights the learner), once the cell has stayed in place for STILL_MS,
-// or when the notebook is closed or hidden. Other fragments (headings) are left to JupyterLab.
+// Binder's, to finish the layout). The cell is in place when its top is in the top third of the
+// notebook's window (where the jump puts it), or lower but wholly in view once the notebook is
+// scrolled to its end; a cell pushed lower by the cells above it, even one still in view, would
+// leave the window at the next cell that grows. While it is not in place the plugin asks
+// JupyterLab to jump again. It stops as soon as the learner scrolls, clicks or types (it never
+// fights the learner), once the cell has stayed in place for STILL_MS, or when the notebook is
+// closed or hidden. Other fragments (headings) are left to JupyterLab.
 //
 // Built into ../labextension (README.md beside this file says how); installed with course_lib
 // into share/jupyter/labextensions/course-lib-solution-links/.
@@ -22,6 +25,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 const WATCH_MS = 10000; // how long after a jump the target cell is watched, at most
 const STILL_MS = 1000; // watching stops once the cell has stayed in place this long
 const HEAD_PX = 120; // the top part of the cell that must be in the window (a heading and a line)
+const TOP_PART = 1 / 3; // a cell in place has its top in this part of the window, from the top
 const LEARNER_EVENTS = ['wheel', 'pointerdown', 'keydown', 'touchstart'];
 
 // The cell a `#cell-id=ID` fragment names, or null (another kind of fragment, or no such cell)
@@ -34,21 +38,26 @@ function targetCell(notebook, fragment) {
   return notebook.widgets.find(cell => cell.model.id === id) || null;
 }
 
-// Where the cell's top is against the notebook's scrolled window (px), and whether its top part
-// (HEAD_PX, or the whole cell if shorter) is inside that window
+// Where the cell's top is against the notebook's scrolled window (px), and whether the cell is in
+// place: its top part (HEAD_PX, or the whole cell if shorter) inside the window, and its top in
+// the window's TOP_PART, unless the notebook cannot scroll further down
 function placeOf(notebook, cell) {
   if (!cell.node.isConnected) {
-    return { top: null, inView: false }; // a windowed notebook has not rendered it
+    return { top: null, inPlace: false }; // a windowed notebook has not rendered it
   }
   const window = notebook.node.getBoundingClientRect();
   const box = cell.node.getBoundingClientRect();
   const top = Math.round(box.top - window.top);
   const head = Math.min(box.height, HEAD_PX);
-  return { top, inView: top >= -2 && top + head <= window.height + 2 };
+  const inView = top >= -2 && top + head <= window.height + 2;
+  // the element that scrolls: the windowed list's outer node (JupyterLab 4.1+), or the notebook's
+  const scroller = notebook.node.querySelector('.jp-WindowedPanel-outer') || notebook.node;
+  const atEnd = scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2;
+  return { top, inPlace: inView && (top <= window.height * TOP_PART || atEnd) };
 }
 
 // Watch one jump to `fragment`: re-jump (with JupyterLab's own `jump`) while the target cell is
-// out of view. Returns a function that stops the watch.
+// not in place. Returns a function that stops the watch.
 function keepInView(notebook, fragment, jump) {
   const start = performance.now();
   let stopped = false;
@@ -72,15 +81,15 @@ function keepInView(notebook, fragment, jump) {
       return stop();
     }
     const place = placeOf(notebook, cell);
-    if (!place.inView) {
+    if (!place.inPlace) {
       await jump(fragment); // the cells above took their height: JupyterLab jumps again
       stillSince = performance.now();
       lastTop = null;
     } else if (place.top !== lastTop) {
-      stillSince = now; // in view, but still moving
+      stillSince = now; // in place, but still moving
       lastTop = place.top;
     } else if (now - stillSince >= STILL_MS) {
-      return stop(); // in view and in place
+      return stop(); // in place, and still
     }
     if (!stopped) {
       requestAnimationFrame(() => void check());
