@@ -199,6 +199,24 @@ def test_top_k_from_the_logits_alone_keeps_the_same_ids():
         keep_mask(TOP_P, None, 0.9, logits)
 
 
+def relative_gap(a: torch.Tensor, b: torch.Tensor) -> float:
+    return float(((a.double() - b.double()).abs() / b.double().abs()).max())
+
+
+def softmax_gaps(rows: torch.Tensor, t: float, p: torch.Tensor, exact: torch.Tensor) -> dict:
+    """For a failure's message: how far each of the fast path's answer ``p`` and the float64
+    softmax ``exact`` is from numpy's float64 softmax of the same rows, and the same for both
+    computed again now (a gap that went away points at a passing state of torch, one that stays
+    at the code)."""
+    z = rows.double().numpy() / t
+    weights = numpy.exp(z - z.max(axis=-1, keepdims=True))
+    reference = torch.from_numpy(weights / weights.sum(axis=-1, keepdims=True))
+    return {"fast path": relative_gap(p, reference), "float64 softmax": relative_gap(exact[:len(rows)], reference),
+            "fast path again": relative_gap(SB.softmax_with_temperature_batched(rows, t), reference),
+            "float64 softmax again": relative_gap(SB.softmax64_batched(rows.double(), t), reference),
+            "threads": torch.get_num_threads(), "capability": torch.backends.cpu.get_cpu_capability()}
+
+
 def test_batched_softmax_checks_its_input_through_its_output():
     """softmax_with_temperature_batched checks the logits by the first column of its output (a bad
     row makes every probability NaN): each kind of bad row still raises on both of its paths (a
@@ -235,11 +253,11 @@ def test_batched_softmax_checks_its_input_through_its_output():
         for rows, rtol in ((wide, 5e-5), (wide.double(), 1e-13), (wide[:1], 5e-5)):
             p = SB.softmax_with_temperature_batched(rows, t)          # in place: the same numbers
             assert torch.equal(p, torch.softmax(rows * (1 / t), dim=-1)), (t, rows.shape, rows.dtype)
-            # on a failure, what would say why (seen twice in full runs, never alone): how far, the
-            # threads, and whether torch's functions are still torch's
+            # on a failure, what would say why (seen in full runs, never alone): how far, the
+            # threads, whether torch's functions are still torch's, and which side is off
             assert torch.allclose(p.double(), exact[:len(rows)], rtol=rtol, atol=0), (
-                t, rows.dtype, f"max relative difference {((p.double() - exact[:len(rows)]).abs() / exact[:len(rows)]).max():.3g}",
-                f"threads {torch.get_num_threads()}", torch.softmax, torch.exp, torch.cumsum)
+                t, rows.dtype, f"max relative difference {relative_gap(p, exact[:len(rows)]):.3g}",
+                f"threads {torch.get_num_threads()}", torch.softmax, torch.exp, torch.cumsum, softmax_gaps(rows, t, p, exact))
     assert torch.equal(wide, torch.randn(3, V, generator=torch.Generator().manual_seed(3)) * 3)   # input untouched
     from course_lib.decoding.checks import PROB_TOL, check_prob_rows
     q = torch.full((2, 4), 0.25, dtype=torch.float64)
