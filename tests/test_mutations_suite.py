@@ -11,7 +11,8 @@ Each run is a fresh process forked from a zygote (:class:`Zygote`): a Python tha
 the third-party libraries the tests use (torch, transformers, pytest…) and never ``course_lib``
 or a test module, so every run imports the mutated copy from scratch, without paying a second
 or more of torch and transformers imports per mutant. One test per mutant, so that pytest-xdist
-shares them between its workers. Marked ``slow``.
+shares them between its workers; each test starts the next mutant's run beside its own
+(:class:`MutantRuns`). Marked ``slow``.
 """
 import json
 import os
@@ -139,35 +140,46 @@ from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
 from transformers.generation import logits_process
 """
 
-# The zygote's loop: read one request (a JSON line: folder, pytest arguments, output file), fork;
-# the child runs pytest there with its output in the file and exits with pytest's exit code; the
-# zygote answers with the child's pid, then with that code (JSON lines). It ends when its input
-# closes.
+# The zygote's loop: for each request (a JSON line: its id, folder, pytest arguments, output file)
+# it forks; the child runs pytest there with its output in the file and exits with pytest's exit
+# code; the zygote answers at once with the child's pid, and with that code when the child ends
+# (JSON lines, each with the request's id: runs go side by side). It ends when its input closes
+# and its children have ended.
 ZYGOTE = PRELOAD + r"""
-import json, os, sys
+import json, os, select, sys
 assert not [m for m in sys.modules if m.split(".")[0] in ("course_lib", "conftest")], "course_lib imported too early"
-for line in sys.stdin:
-    request = json.loads(line)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-            os.dup2(out, 1)
-            os.dup2(out, 2)
-            os.chdir(request["cwd"])
-            sys.path.insert(0, request["cwd"])
-            os.environ["PYTHONPATH"] = request["cwd"]          # for any process a test starts
-            sys.stdin = open(os.devnull)
-            code = int(pytest.main(request["args"]))
-            sys.stdout.flush()
-            sys.stderr.flush()
-        except BaseException as error:
-            print("zygote child failed:", repr(error), file=sys.__stderr__, flush=True)
-            code = 99
-        os._exit(code)
-    print(json.dumps({"pid": pid}), flush=True)
-    _, status = os.waitpid(pid, 0)
-    print(json.dumps({"code": os.waitstatus_to_exitcode(status)}), flush=True)
+running, pending, reading = {}, b"", True
+while reading or running:
+    if select.select([0] if reading else [], [], [], 0.05)[0]:
+        data = os.read(0, 65536)
+        reading = bool(data)
+        pending += data
+    while b"\n" in pending:
+        line, pending = pending.split(b"\n", 1)
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                os.dup2(out, 1)
+                os.dup2(out, 2)
+                os.chdir(request["cwd"])
+                sys.path.insert(0, request["cwd"])
+                os.environ["PYTHONPATH"] = request["cwd"]          # for any process a test starts
+                sys.stdin = open(os.devnull)
+                code = int(pytest.main(request["args"]))
+                sys.stdout.flush()
+                sys.stderr.flush()
+            except BaseException as error:
+                print("zygote child failed:", repr(error), file=sys.__stderr__, flush=True)
+                code = 99
+            os._exit(code)
+        running[pid] = request["id"]
+        print(json.dumps({"id": request["id"], "pid": pid}), flush=True)
+    for pid in list(running):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            print(json.dumps({"id": running.pop(pid), "code": os.waitstatus_to_exitcode(status)}), flush=True)
 """
 
 
@@ -182,35 +194,56 @@ def mutant_env() -> dict:
 
 
 class Zygote:
-    """A Python with :data:`PRELOAD` imported that forks one fresh process per pytest run."""
+    """A Python with :data:`PRELOAD` imported that forks one fresh process per pytest run; runs
+    started with :meth:`start` go side by side."""
 
     def __init__(self):
         self.process = subprocess.Popen([sys.executable, "-c", ZYGOTE], cwd="/", env=mutant_env(),
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.answers: dict[int, dict] = {}          # request id -> {"pid": …, "code": …}
+        self.outputs: dict[int, Path] = {}
+        self.ended = False                          # the zygote's output closed
+        self.changed = threading.Condition()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            answer = json.loads(line)
+            with self.changed:
+                self.answers.setdefault(answer["id"], {}).update(answer)
+                self.changed.notify_all()
+        with self.changed:
+            self.ended = True
+            self.changed.notify_all()
+
+    def start(self, cwd: Path, args: list[str]) -> int:
+        """Start ``pytest args`` in a fork with ``cwd`` as working directory and first on sys.path;
+        returns the run's id, for :meth:`result`."""
+        run = len(self.outputs)
+        self.outputs[run] = cwd / "pytest-output.txt"
+        self.process.stdin.write(json.dumps({"id": run, "cwd": str(cwd), "args": args, "out": str(self.outputs[run])}) + "\n")
+        self.process.stdin.flush()
+        return run
+
+    def result(self, run: int, timeout: float = 600) -> tuple[int, str]:
+        """(exit code, output) of run ``run``; a run that hangs is killed after ``timeout`` s."""
+        def answered(key):
+            return lambda: key in self.answers.get(run, {}) or self.ended
+        with self.changed:
+            if not self.changed.wait_for(answered("code"), timeout) and "pid" in self.answers.get(run, {}):
+                os.kill(self.answers[run]["pid"], signal.SIGKILL)          # a run that hangs: end it
+                self.changed.wait_for(answered("code"), 30)
+            answer = self.answers.get(run, {})
+        if "code" not in answer:
+            self.close()
+            raise AssertionError(f"the mutant's pytest run in {self.outputs[run].parent} gave no answer within "
+                                 f"{timeout} s (zygote exit code {self.process.poll()})")
+        out = self.outputs[run]
+        return answer["code"], out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
 
     def pytest(self, cwd: Path, args: list[str], timeout: float = 600) -> tuple[int, str]:
-        """Run ``pytest args`` in a fork with ``cwd`` as working directory and first on sys.path;
-        (exit code, output)."""
-        out = cwd / "pytest-output.txt"
-        self.process.stdin.write(json.dumps({"cwd": str(cwd), "args": args, "out": str(out)}) + "\n")
-        self.process.stdin.flush()
-        answers = []
-
-        def read():
-            for _ in range(2):
-                answers.append(json.loads(self.process.stdout.readline() or "null"))
-        reader = threading.Thread(target=read, daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if reader.is_alive() and answers and answers[0]:
-            os.kill(answers[0]["pid"], signal.SIGKILL)              # a run that hangs: end it
-            reader.join(30)
-        if len(answers) < 2 or not answers[1] or reader.is_alive():
-            self.close()
-            raise AssertionError(f"the mutant's pytest run in {cwd} gave no answer within {timeout} s "
-                                 f"(zygote exit code {self.process.poll()})")
-        output = out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
-        return answers[1]["code"], output
+        """:meth:`start`, then :meth:`result`."""
+        return self.result(self.start(cwd, args), timeout)
 
     def close(self) -> None:
         self.process.stdin.close()
@@ -228,20 +261,46 @@ def zygote():
     z.close()
 
 
-def run_mutant(mutant: Mutant, base: Path, zygote: Zygote) -> tuple[str | None, str]:
-    """Apply ``mutant`` to a fresh copy, run its tests; return (failing test or None, output)."""
+def start_mutant(mutant: Mutant, base: Path, zygote: Zygote) -> int:
+    """Apply ``mutant`` to a fresh copy and start its tests there (the run's id)."""
     copy = make_copy(base / re.sub(r"\W+", "_", mutant.name))
     source = copy / mutant.file
     text = source.read_text(encoding="utf-8")
     assert mutant.old in text, f"mutant {mutant.name!r}: its text is no longer in {mutant.file}; update it"
     source.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
     select = ["-k", mutant.select] if mutant.select else []
-    code, output = zygote.pytest(copy, ["-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
-                                        *select, *mutant.tests])
-    failed = re.search(r"^FAILED \S+::(\w+)", output, flags=re.M)
-    if code == 0:
-        return None, output
-    return failed.group(1) if failed else f"<no test failed; exit code {code}>", output
+    return zygote.start(copy, ["-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
+                               *select, *mutant.tests])
+
+
+class MutantRuns:
+    """The mutants' runs, two side by side: a test that asks for its mutant's run starts it, and
+    the next mutant's too, so that the next test finds its run under way (one core runs a test's
+    run while the other, beside it, may wait: a planted-bug run is one process)."""
+
+    def __init__(self, base: Path, zygote: Zygote):
+        self.base, self.zygote, self.started = base, zygote, {}
+
+    def start(self, mutant: Mutant) -> None:
+        if mutant.name not in self.started:
+            self.started[mutant.name] = start_mutant(mutant, self.base, self.zygote)
+
+    def result(self, mutant: Mutant) -> tuple[str | None, str]:
+        """(the failing test, or None if every test passed; the run's output)."""
+        self.start(mutant)
+        after = MUTANTS.index(mutant) + 1
+        if after < len(MUTANTS):
+            self.start(MUTANTS[after])
+        code, output = self.zygote.result(self.started[mutant.name])
+        failed = re.search(r"^FAILED \S+::(\w+)", output, flags=re.M)
+        if code == 0:
+            return None, output
+        return failed.group(1) if failed else f"<no test failed; exit code {code}>", output
+
+
+@pytest.fixture(scope="module")
+def mutant_runs(tmp_path_factory, zygote):
+    return MutantRuns(tmp_path_factory.mktemp("mutants"), zygote)
 
 
 def test_the_copy_imports_its_own_course_lib(tmp_path, zygote):
@@ -263,8 +322,8 @@ def test_the_copy_imports_its_own_course_lib(tmp_path, zygote):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[re.sub(r"\W+", "-", m.name) for m in MUTANTS])
-def test_every_planted_bug_makes_the_suite_fail(tmp_path, zygote, mutant):
-    failing, output = run_mutant(mutant, tmp_path, zygote)
+def test_every_planted_bug_makes_the_suite_fail(mutant_runs, mutant):
+    failing, output = mutant_runs.result(mutant)
     print(f"{mutant.name}: failed in {failing}")
     assert failing is not None, f"SURVIVED  {mutant.name}: {' '.join(mutant.tests)} all pass with the bug planted"
     assert failing in mutant.caught_by, (f"WRONG     {mutant.name}: failed in {failing}, expected one of "
