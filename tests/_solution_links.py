@@ -54,9 +54,10 @@ SETTLE_S = 3.0     # a solution pushed out of view after it landed: its time to 
 
 # CELL_IN_VIEW_JS's answer in view: the whole cell (the solution's heading) inside its notebook's window
 IN_VIEW_JS = "(w) => !!w && w.top >= -2 && w.top + w.cell <= w.height + 2"
-# ... and landed: in view with its top in the window's top third, where a jump puts it (lower, a
-# cell above that takes its height late pushes it out), unless the notebook cannot scroll further
-LANDED_JS = f"(w) => ({IN_VIEW_JS})(w) && (w.top <= w.height / 3 || w.atEnd)"
+# ... and landed: in view with its top in the window's top half, where a jump puts it (JupyterLab
+# 4.6 at the top, 4.0 in the middle; lower, a cell above that takes its height late pushes it
+# out), unless the notebook cannot scroll further
+LANDED_JS = f"(w) => ({IN_VIEW_JS})(w) && (w.top <= w.height / 2 || w.atEnd)"
 
 # Samples CELL_IN_VIEW_JS every 0.1 s: {landed: its answer at the first sample within LAND_S where
 # the solution `id` had landed (LANDED_JS) and after which it stayed in view for STAY_S, or null;
@@ -176,7 +177,7 @@ def lands(page, chapter_path: str, solutions: str, name: str) -> dict:
     assert result["landed"] is not None, (
         f"{name}'s solution did not land in {solutions} within {LAND_S:.0f} s of one click on its link in "
         f"{chapter_path} to stay in view {STAY_S:.0f} s (its top against the notebook, px, every 0.1 s: {tops}; landed: "
-        f"the whole cell inside the notebook's window, its top in the window's top third unless the notebook is "
+        f"the whole cell inside the notebook's window, its top in the window's top half unless the notebook is "
         f"scrolled to its end)")
     return result["landed"]
 
@@ -193,7 +194,7 @@ def pushed_back(page, chapter_path: str, solutions: str, name: str, px: int) -> 
     stay = round(STAY_S / 0.1)
     assert all(s["landed"] for s in samples[-stay:]), (
         f"{name}'s solution in {solutions} pushed down by {px} px by a cell above that grew after the jump, and not "
-        f"brought back to the window's top third within {SETTLE_S:.0f} s to stay {STAY_S:.0f} s "
+        f"brought back to the window's top half within {SETTLE_S:.0f} s to stay {STAY_S:.0f} s "
         f"(its top, px, every 0.1 s: {tops})")
 
 

@@ -15,7 +15,7 @@ browser open; helpers: ``tests/_browser.py``).
   the English ones cell for cell, tests/test_zh_edition.py), the link of its last exercise is
   clicked once while the solutions notebook is closed: within ``LAND_S`` of the notebook
   becoming the current tab the solution, far below the top, has landed (the whole heading inside
-  the notebook's window, its top in the window's top third, where the jump puts it, unless the
+  the notebook's window, its top in the window's top half, where the jump puts it, unless the
   notebook is scrolled to its end), and it is still in view at every sample of the next
   ``STAY_S``. Then,
   in 07, the link of its first exercise: one click, the notebook open. Screenshot (07's last
@@ -30,7 +30,7 @@ browser open; helpers: ``tests/_browser.py``).
   happen (the extension is the same for both editions): a click on the last exercise's link, and as
   soon as the solution has landed the cell above it grows by 1500 px (as a cell that takes its
   height late does): the solution must have landed again within ``SETTLE_S``, and stay; the same
-  with 450 px, which leaves it in view but low in the window, where the next cell to grow would
+  with 600 px, which leaves it in view but low in the window, where the next cell to grow would
   push it out. And the
   extension never fights the learner: a click, the mouse wheel turned over the notebook once the
   solution is in view, then the same growth: the solution is left where that puts it. The
@@ -198,5 +198,5 @@ def test_an_exercise_link_lands_on_its_solution(page, language):
                     # a cell above that takes its height after the jump: the solution is brought
                     # back, from out of view and from low in view; after the learner scrolls, it is not
                     pushed_back(page, chapter_path, solutions, names[-1], 1500)
-                    pushed_back(page, chapter_path, solutions, names[-1], 450)
+                    pushed_back(page, chapter_path, solutions, names[-1], 600)
                     learner_not_fought(page, chapter_path, solutions, names[-1])

@@ -10,10 +10,10 @@
 //
 // What it does: after JupyterLab's own jump (Notebook.setFragment), it checks the target cell
 // on every animation frame for up to WATCH_MS (long enough for a slow or busy machine, such as
-// Binder's, to finish the layout). The cell is in place when its top is in the top third of the
-// notebook's window (where the jump puts it), or lower but wholly in view once the notebook is
-// scrolled to its end; a cell pushed lower by the cells above it, even one still in view, would
-// leave the window at the next cell that grows. While it is not in place the plugin asks
+// Binder's, to finish the layout). The cell is in place when its top is in the top half of the
+// notebook's window (JupyterLab 4.6's jump puts it at the top, 4.0's in the middle), or lower
+// but wholly in view once the notebook is scrolled to its end; a cell pushed lower by the cells
+// above it, even one still in view, would leave the window at the next cell that grows. While it is not in place the plugin asks
 // JupyterLab to jump again. It stops as soon as the learner scrolls, clicks or types (it never
 // fights the learner), once the cell has stayed in place for STILL_MS, or when the notebook is
 // closed or hidden. Other fragments (headings) are left to JupyterLab.
@@ -25,7 +25,7 @@ import { INotebookTracker } from '@jupyterlab/notebook';
 const WATCH_MS = 10000; // how long after a jump the target cell is watched, at most
 const STILL_MS = 1000; // watching stops once the cell has stayed in place this long
 const HEAD_PX = 120; // the top part of the cell that must be in the window (a heading and a line)
-const TOP_PART = 1 / 3; // a cell in place has its top in this part of the window, from the top
+const TOP_PART = 1 / 2; // a cell in place has its top in this part of the window, from the top
 const LEARNER_EVENTS = ['wheel', 'pointerdown', 'keydown', 'touchstart'];
 
 // The cell a `#cell-id=ID` fragment names, or null (another kind of fragment, or no such cell)
