@@ -13,10 +13,11 @@
 // Binder's, to finish the layout). The cell is in place when its top is in the top half of the
 // notebook's window (JupyterLab 4.6's jump puts it at the top, 4.0's in the middle), or lower
 // but wholly in view once the notebook is scrolled to its end; a cell pushed lower by the cells
-// above it, even one still in view, would leave the window at the next cell that grows. While it is not in place the plugin asks
-// JupyterLab to jump again. It stops as soon as the learner scrolls, clicks or types (it never
-// fights the learner), once the cell has stayed in place for STILL_MS, or when the notebook is
-// closed or hidden. Other fragments (headings) are left to JupyterLab.
+// above it, even one still in view, would leave the window at the next cell that grows. While
+// it is not in place the plugin asks JupyterLab to jump again. It stops as soon as the learner
+// scrolls, clicks or types (it never fights the learner), once the cell has stayed in place for
+// STILL_MS, or when the notebook is closed or hidden. Other fragments (headings) are left to
+// JupyterLab.
 //
 // Built into ../labextension (README.md beside this file says how); installed with course_lib
 // into share/jupyter/labextensions/course-lib-solution-links/.
