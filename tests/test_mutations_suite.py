@@ -150,7 +150,7 @@ import json, os, select, sys
 assert not [m for m in sys.modules if m.split(".")[0] in ("course_lib", "conftest")], "course_lib imported too early"
 running, pending, reading = {}, b"", True
 while reading or running:
-    if select.select([0] if reading else [], [], [], 0.05)[0]:
+    if select.select([0] if reading else [], [], [], 0.05 if running else None)[0]:   # idle: wait for a request
         data = os.read(0, 65536)
         reading = bool(data)
         pending += data
