@@ -37,7 +37,9 @@ PYTEST := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist wor
 # nbval's stages: each notebook's kernel forked from a Python that has imported torch (28 and
 # 14 kernels that would each import it; tests/_kernel_zygote.py, docs/testing.md)
 # (-p tests._xdist_order: the long notebooks first, so no worker runs one alone at the end)
-PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) -p tests._kernel_zygote $(XDIST) $(if $(XDIST),--dist loadfile -p tests._xdist_order)
+# (-p no:hypothesispytest: no property tests here, and its end-of-run summary would import
+# hypothesis, most of a second of CPU)
+PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) -p no:hypothesispytest -p tests._kernel_zygote $(XDIST) $(if $(XDIST),--dist loadfile -p tests._xdist_order)
 # one process: for the short scalar-kernel unit run, starting workers costs more than it saves
 PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
 # Two pytest workers on two cores, each with torch's default threads: an idle OpenMP thread

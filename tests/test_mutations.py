@@ -265,7 +265,7 @@ def test_one_digit_off_in_a_stored_check_line_fails_nbval_naming_the_figure(tmp_
 
     done = subprocess.run(
         [PYTHON, "-m", "pytest", "-p", "tests._quick_start",    # as make test starts pytest (tests/_quick_start.py)
-         "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "--nbval", "--nbval-current-env", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:hypothesispytest",
          "--nbval-sanitize-with", str(ROOT / ".ci" / "nbval_sanitize.cfg"),
          "-o", "verbosity_assertions=2",       # as make test runs nbval: whole lines in the diff
          "-q", str(copy_path)],

@@ -22,7 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.relative_to(ROOT / "notebooks") for p in (ROOT / "notebooks").rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts)
 NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg",
-         "-p", "no:cacheprovider", "-p", "tests._quick_start", "-p", "tests._kernel_zygote", "-p", "tests._xdist_order"]
+         "-p", "no:cacheprovider", "-p", "tests._quick_start", "-p", "no:hypothesispytest", "-p", "tests._kernel_zygote",
+         "-p", "tests._xdist_order"]
 
 
 @pytest.fixture

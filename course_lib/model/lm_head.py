@@ -32,9 +32,12 @@ def dot_and_cosine(h: torch.Tensor, w: torch.Tensor) -> dict:
 def output_table_parameters(vocab_size: int, width: int, tied: bool) -> int:
     """Weights in the input table plus the output layer, counting a shared table once.
 
-    Built on the ``meta`` device: the tables have their real shapes but no memory.
+    Built on the ``meta`` device: the tables have their real shapes but no memory. The input
+    table starts from an empty (V, D) tensor: ``nn.Embedding(V, D, device="meta")`` would draw
+    its random start on that device, which loads torch's compiler first (a second or two).
     """
-    token_embedding = nn.Embedding(vocab_size, width, device="meta")       # (V, D)
+    token_embedding = nn.Embedding.from_pretrained(torch.empty(vocab_size, width, device="meta"),
+                                                   freeze=False)                # (V, D)
     lm_head = nn.Linear(width, vocab_size, bias=False, device="meta")      # weight (V, D)
     if tied:
         lm_head.weight = token_embedding.weight                            # one table, two roles
