@@ -156,6 +156,7 @@ class Lab(NamedTuple):
     root: Path      # the folder JupyterLab serves (both editions' notebooks: copy_notebooks)
     url: str
     page: object    # the Chromium page showing JupyterLab (open_lab)
+    layouts: dict   # notebook path -> its layout, measured by a test that had it open (tests/_layout.py)
 
 
 @contextmanager
@@ -175,7 +176,7 @@ def shared_lab(tmp_path: Path):
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
             try:
                 url = ready()
-                yield Lab(root, url, open_lab(browser, url))
+                yield Lab(root, url, open_lab(browser, url), {})
             finally:
                 browser.close()
     finally:

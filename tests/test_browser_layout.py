@@ -8,7 +8,9 @@ browser open; helpers: ``tests/_browser.py``).
   charts of ``course_lib.ui.plots``, whose smallest text is 8 pt = 11 px) is shown at its own
   size, never shrunk. Screenshots: ``artifacts/layout_kv_cache.png``, ``artifacts/layout_map_zh.png``.
 * No line of a notebook's first cell is cut off at the right edge (its editor never scrolls
-  sideways), and no printed line of an output is wrapped (so no word is broken mid-word).
+  sideways), and no printed line of an output is wrapped (so no word is broken mid-word). The
+  English notebooks are measured by the test of every notebook while it has each one open
+  (tests/_layout.py): one visit per notebook serves both tests.
 * A worked solution is one click away: each exercise's link (``#cell-id=<exercise>``) opens its
   chapter's solutions notebook and brings that exercise's solution into view, where it stays. In
   every chapter (the Chinese edition: 07, whose solutions notebook is the longest; its links are
@@ -51,7 +53,8 @@ tests/test_browser_panel.py does.
 """
 import pytest
 
-from _browser import ARTIFACTS, ROOT, failure_screenshot, open_notebook, settled, wait_until
+from _browser import ARTIFACTS, ROOT, failure_screenshot, open_notebook, settled
+from _layout import measure_layout
 from _solution_links import (EXTENSION_ACTIVE_JS, learner_not_fought, learners_windowing, lands, open_paths,
                              pushed_back)
 
@@ -106,43 +109,19 @@ def language(request) -> str:
     return request.param
 
 
-# Every picture in the shown notebook's outputs: its cell's source, its width in the page and in
-# pixels; every code cell's editor that scrolls sideways; every printed output line that wraps.
-PAGE_JS = r"""() => {
-  const panel = [...document.querySelectorAll('.jp-NotebookPanel')].find(p => !p.classList.contains('lm-mod-hidden'));
-  const cells = [...panel.querySelectorAll('.jp-Notebook .jp-CodeCell')];
-  const source = c => c.querySelector('.jp-InputArea-editor').textContent;
-  const pictures = [];
-  for (const c of cells) for (const img of c.querySelectorAll('.jp-OutputArea-output img'))
-    pictures.push({source: source(c), shown: img.getBoundingClientRect().width, natural: img.naturalWidth});
-  const first = cells[0] && cells[0].querySelector('.cm-scroller');
-  const wrapped = [];
-  for (const pre of panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"] pre')) {
-    const lines = pre.textContent.replace(/\n$/, '').split('\n').length;
-    const lineHeight = parseFloat(getComputedStyle(pre).lineHeight);
-    const shownLines = Math.round(pre.getBoundingClientRect().height / lineHeight);
-    if (shownLines > lines) wrapped.push({text: pre.textContent.slice(0, 300), lines, shownLines});
-  }
-  return {pictures, firstScroll: first ? first.scrollWidth : 0, firstClient: first ? first.clientWidth : 0, wrapped};
-}"""
-
-# JupyterLab lays out every cell in this test's settings (no virtual scrolling), so each
-# picture's <img> is in the page once the notebook is open; wait until all are loaded
-IMAGES_LOADED_JS = r"""() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output img')]
-  .every(img => img.complete && img.naturalWidth > 0)"""
-
-
-def test_pictures_are_readable_and_no_line_is_cut_off_or_wrapped(page, language):
+def test_pictures_are_readable_and_no_line_is_cut_off_or_wrapped(lab, page, language):
     labels = smallest_label_px(language)
     print("smallest label in the PNG, px:", {k: round(v, 1) for k, v in labels.items()})
     small, shrunk, cut, wrapped, seen = [], [], [], [], set()
     with failure_screenshot(page):
         for chapter in CHAPTERS:
             path = EDITIONS[language] + chapter
-            open_notebook(page, path)
-            wait_until(page, IMAGES_LOADED_JS, f"the pictures of {path}", 60)
-            settled(page)
-            shown = page.evaluate(PAGE_JS)
+            shown = lab.layouts.pop(path, None)         # measured by the test of every notebook
+            if shown is None:
+                open_notebook(page, path)
+                shown = measure_layout(page, path)
+            else:
+                print(f"{path}: measured while the test of every notebook had it open")
             for picture in shown["pictures"]:
                 scale = picture["shown"] / picture["natural"]
                 drawn = [name for name, code in DIAGRAMS.items() if code in picture["source"]]
@@ -158,12 +137,6 @@ def test_pictures_are_readable_and_no_line_is_cut_off_or_wrapped(page, language)
             if shown["firstScroll"] > shown["firstClient"]:
                 cut.append((path, shown["firstScroll"], shown["firstClient"]))
             wrapped += [(path, w) for w in shown["wrapped"]]
-            if chapter.startswith("07"):
-                page.locator(".jp-CodeCell", has_text="kv_cache_diagram(").locator("img").first.scroll_into_view_if_needed()
-                settled(page)
-                page.screenshot(path=str(ARTIFACTS / f"layout_kv_cache_{language}.png"))
-            if chapter.startswith("03"):
-                page.screenshot(path=str(ARTIFACTS / f"layout_map_{language}.png"))
     assert seen == set(DIAGRAMS), f"pictures not found in the {language} notebooks: {set(DIAGRAMS) - seen}"
     assert not small, f"labels smaller than {MIN_LABEL_PX} px on screen: {small}"
     assert not shrunk, f"pictures shrunk to fit the notebook: {shrunk}"

@@ -9,7 +9,8 @@ one Chromium page loads JupyterLab once and every test opens its notebook in it 
   screenshots of notebooks 01, 05 and 07 go to ``artifacts/notebook_01.png`` etc. Notebook 01's
   你 renders as a glyph, not as the missing-glyph box: drawn in the token span's own font, its
   pixels differ from those of U+10FFFD, a code point no font has (the fonts come from
-  ``apt.txt``; ``.ci/run`` installs them). Notebook 05 shows GPT-2's recorded top-5.
+  ``apt.txt``; ``.ci/run`` installs them). Notebook 05 shows GPT-2's recorded top-5. While each
+  notebook is open, what the layout test checks is measured for it (tests/_layout.py).
 * The Chinese edition's notebook 05 (notebooks/zh/) opens with its Chinese text drawn
   as glyphs (the same pixel test, on a heading and on the Checks line); its chart of GPT-2's
   recorded top-5, whose title and axis label are Chinese, is the PNG matplotlib draws with the
@@ -48,6 +49,7 @@ import pytest
 from _browser import (ARTIFACTS, GLYPH_JS, ROOT, CellError, broken_copy, failure_screenshot, has_text_js,
                       open_and_run_all, open_notebook, settled, start_sessions, wait_until)
 from _copies import writable_copy
+from _layout import record_layout
 
 NOTEBOOK = Path(os.environ.get("BROWSER_TEST_NOTEBOOK", ROOT / "notebooks" / "07_sampling.ipynb"))
 BROKEN = "07_sampling_broken_copy.ipynb"          # served beside it: one cell made to fail
@@ -105,7 +107,7 @@ def panel_flow(page, name: str) -> None:
     page.screenshot(path=str(ARTIFACTS / "browser_lab.png"))
 
 
-def test_every_notebook_opens_with_the_map_and_every_character_readable(page):
+def test_every_notebook_opens_with_the_map_and_every_character_readable(lab, page):
     names = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     assert len(names) == 7
     with failure_screenshot(page):
@@ -140,6 +142,7 @@ def test_every_notebook_opens_with_the_map_and_every_character_readable(page):
                 recorded.first.scroll_into_view_if_needed()
                 settled(page)
                 page.screenshot(path=str(ARTIFACTS / "notebook_05_recorded.png"))
+            record_layout(lab, name)        # for the layout test (tests/_layout.py): one visit serves both
     for number in ("01", "05", "07"):
         assert (ARTIFACTS / f"notebook_{number}.png").stat().st_size > 10_000
 
