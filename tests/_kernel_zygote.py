@@ -31,6 +31,7 @@ Every kernel of the run, forked or not, talks to nbval over Unix sockets of its 
 from __future__ import annotations
 
 import array
+import gc
 import json
 import os
 import signal
@@ -131,6 +132,9 @@ def serve(socket_path: str) -> None:
     os.chdir(os.path.dirname(socket_path))             # matplotlib reads no matplotlibrc from here (a
     for name in PRELOAD:                               # new folder); the socket is bound by its name
         importlib.import_module(name)                  # (a path may be too long)
+    gc.freeze()     # what is imported so far, out of the garbage collector's sight: a kernel's
+                    # collections walk only its own objects (and leave the pages it shares with
+                    # the zygote unwritten)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(os.path.basename(socket_path))
     listener.listen(16)

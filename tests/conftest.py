@@ -5,6 +5,7 @@ here, once, before nbval starts any notebook kernel, so that message never reach
 notebook's output. (``make test`` also warms it before pytest starts.) Nothing here may
 change the environment the notebook kernels inherit.
 """
+import gc
 from contextlib import ExitStack
 
 import matplotlib.font_manager  # noqa: F401  (importing builds the cache)
@@ -22,6 +23,14 @@ def pytest_collection_modifyitems(config, items):
     if hasattr(config, "workerinput") and config.workerinput.get("workercount", 0) > 1:
         from _xdist_order import in_parts
         items[:] = in_parts(items, config.workerinput["workercount"])
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    """What is imported and collected so far (torch, transformers, the test modules: half a million
+    objects) is moved out of the garbage collector's sight: its full collections during the run
+    walk only what the tests make (gc.freeze; nothing a test makes is kept)."""
+    gc.freeze()
 
 
 class SharedLab:

@@ -146,8 +146,10 @@ from transformers.generation import logits_process
 # (JSON lines, each with the request's id: runs go side by side). It ends when its input closes
 # and its children have ended.
 ZYGOTE = PRELOAD + r"""
-import json, os, select, sys
+import gc, json, os, select, sys
 assert not [m for m in sys.modules if m.split(".")[0] in ("course_lib", "conftest")], "course_lib imported too early"
+gc.freeze()     # the imports, out of the garbage collector's sight: a run's collections (pytest's
+                # at its end among them) walk only the run's own objects
 running, pending, reading = {}, b"", True
 while reading or running:
     if select.select([0] if reading else [], [], [], 0.05 if running else None)[0]:   # idle: wait for a request

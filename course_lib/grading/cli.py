@@ -25,6 +25,7 @@ Exit status 0 when grading finished, whatever the grades (2: bad arguments or no
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing
 import os
 import sys
@@ -107,6 +108,7 @@ def _workers_context():
 
 def _start_worker(limits, namespaces: bool) -> None:
     from .sandbox import claim_uid
+    gc.freeze()         # what the fork server imported: never walked by this worker's collections
     _worker.update(uid=claim_uid(), limits=limits, namespaces=namespaces)
 
 
