@@ -25,11 +25,15 @@ def as_float_list(values, name: str = "logits") -> list[float]:
         values = values.detach().cpu()
         if values.dim() != 1:
             raise ValueError(f"{name} must be one row (1-D), got shape {tuple(values.shape)}")
+        if values.is_floating_point() and values.numel():
+            return values.tolist()                    # already a new list of Python floats
         values = values.tolist()
     elif hasattr(values, "tolist"):                   # numpy array
+        if getattr(getattr(values, "dtype", None), "kind", "") == "f" and getattr(values, "ndim", 0) == 1 and values.size:
+            return values.tolist()                    # already a new list of Python floats
         values = values.tolist()
     try:
-        values = list(values)
+        values = values if type(values) is list else list(values)   # read only: a new list is returned
     except TypeError:
         raise ValueError(f"{name} must be a row of numbers, got {type(values).__name__}") from None
     if not {float, int}.issuperset(map(type, values)):    # the usual row: checked at C speed
