@@ -162,6 +162,7 @@ refresh-copy:
 test: $(TEST_STAMP)
 	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
 	@$(BIN)/python -c "import matplotlib.font_manager"
+	@# torch's switch to its scalar kernels (3/4 and 4/4) is checked while 1/4 runs, not after it
 	@run="$(RUN)"; \
 	if [ -z "$$run" ]; then \
 		if mkdir -p artifacts 2>/dev/null && [ -w artifacts ]; then run=artifacts/test-run; \
@@ -171,19 +172,21 @@ test: $(TEST_STAMP)
 	fi; \
 	rm -rf "$$run" && mkdir -p "$$run" && run=$$(cd "$$run" && pwd) || exit 1; \
 	status=0; \
+	$(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)' \
+		>$$run/scalar-check.out 2>&1 & check=$$!; \
 	echo "== 1/4 unit tests"; \
 	$(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-unit.log \
 		$(PYTEST) --durations=15 -m "not install" --junitxml=$$run/unit.xml tests || status=1; \
 	echo "== 2/4, 3/4 and 4/4 side by side: the notebooks, then the scalar kernels (their output follows 2/4's)"; \
 	scalar=""; \
-	if $(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)'; then \
+	if wait $$check; then cat $$run/scalar-check.out; \
 		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
 			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) \
 			>$$run/scalar-unit.out 2>&1 & unit=$$!; \
 		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-nbval.log \
 			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks >$$run/scalar-nbval.out 2>&1 & nb=$$!; \
 		scalar="$$unit $$nb"; \
-	else echo "torch did not switch to its scalar kernels"; status=1; fi; \
+	else cat $$run/scalar-check.out; echo "torch did not switch to its scalar kernels"; status=1; fi; \
 	trap 'kill $$scalar 2>/dev/null; exit 130' INT TERM; \
 	echo "== 2/4 notebooks (nbval)"; \
 	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
