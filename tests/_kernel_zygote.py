@@ -39,8 +39,9 @@ import socket
 import sys
 import threading
 
-PRELOAD = ("torch", "numpy",
-           "ipykernel.kernelapp", "ipykernel.ipkernel", "ipywidgets", "tiktoken", "matplotlib", "matplotlib.pyplot")
+# (ipykernel.debugger: each kernel imports it as it starts, and with it debugpy's pydevd)
+PRELOAD = ("torch", "numpy", "ipykernel.kernelapp", "ipykernel.ipkernel", "ipykernel.debugger", "ipywidgets",
+           "tiktoken", "matplotlib", "matplotlib.pyplot")
 INLINE = "module://matplotlib_inline.backend_inline"
 
 
