@@ -190,6 +190,7 @@ def _shell():
     from traitlets.config import Config
     config = Config()
     config.HistoryManager.enabled = False
+    config.DisplayFormatter.active_types = ["text/plain"]     # no one sees a picture: none is drawn
     return InteractiveShell.instance(config=config)
 
 
