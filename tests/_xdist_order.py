@@ -4,8 +4,8 @@ an equal share of the long files; under nbval, the long notebooks go first.
 ``--dist worksteal`` first hands each worker an equal run of the collected tests (by count), in
 order; a worker that runs out steals from the END of another's queue. Alphabetically, most of
 the long files (the decoding tests, the browser) fell in the first run. Here the long files of
-:data:`SECONDS` are dealt to the workers by their measured time (the longest first, each to the
-worker with least so far), and the other files, short ones with many tests, fill each worker's
+:data:`SECONDS` are dealt to the workers (two: by kind, :data:`WAITING`; more: by their measured
+time, the longest first, each to the worker with least so far), and the other files, short ones with many tests, fill each worker's
 run up to its count; each run ends with short files, so what is stolen late is short. Only the
 order of files changes; every test runs, and a file's tests stay together in their own order (a
 module's shared fixtures are set up once per worker).
@@ -34,6 +34,16 @@ SECONDS = {
 TOGETHER = {"test_browser_layout.py": "test_browser_panel.py"}
 
 
+# With two workers, the long files are dealt by kind, so that one worker's waiting meets the
+# other's computing: to the first, the browser's files, then the files that mostly wait on
+# processes they start (a JupyterLab, a kernel, nbval, a sandbox, a closed port); to the second,
+# the grader's classes and the planted-bug runs (several processes at a time), then the files
+# that compute in the worker itself. (Dealt by time alone, the waiting files of both workers
+# came at the same time, and a core stood idle.)
+WAITING = ("test_browser_panel.py", "test_mutations.py", "test_kernel_zygote.py", "test_make_stop.py",
+           "test_my_copy.py", "test_grader_options.py", "test_gpt2_offline.py")
+
+
 def file_of(item) -> str:
     return item.nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
 
@@ -50,7 +60,7 @@ def in_parts(items: list, parts: int = 2) -> list:
     long = sorted((name for name in files if name in SECONDS), key=lambda name: -SECONDS[name])
     shares, times = [[] for _ in range(parts)], [0] * parts
     for name in long:
-        part = times.index(min(times))
+        part = (0 if name in WAITING else 1) if parts == 2 else times.index(min(times))
         shares[part].extend(files[name])
         times[part] += SECONDS[name]
     short = [item for name, its in files.items() if name not in SECONDS for item in its]
