@@ -160,9 +160,9 @@ refresh-copy:
 # side (none of them is timed, and alone each leaves a core idle part of the time): 2's output
 # as it runs, then 3's and 4's; then one closing line per stage and a total (.ci/summary.py).
 test: $(TEST_STAMP)
-	@# warm matplotlib's font cache so its first-run message cannot reach a notebook's output
-	@$(BIN)/python -c "import matplotlib.font_manager"
-	@# torch's switch to its scalar kernels (3/4 and 4/4) is checked while 1/4 runs, not after it
+	@# While 1/4 runs (its tests/conftest.py warms the cache too, before any kernel starts): warm
+	@# matplotlib's font cache, so its first-run message cannot reach a notebook's output in 2/4
+	@# and 4/4, and check torch's switch to its scalar kernels (3/4 and 4/4)
 	@run="$(RUN)"; \
 	if [ -z "$$run" ]; then \
 		if mkdir -p artifacts 2>/dev/null && [ -w artifacts ]; then run=artifacts/test-run; \
@@ -172,13 +172,14 @@ test: $(TEST_STAMP)
 	fi; \
 	rm -rf "$$run" && mkdir -p "$$run" && run=$$(cd "$$run" && pwd) || exit 1; \
 	status=0; \
+	$(BIN)/python -c "import matplotlib.font_manager" & warm=$$!; \
 	$(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)' \
 		>$$run/scalar-check.out 2>&1 & check=$$!; \
 	echo "== 1/4 unit tests"; \
 	$(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-unit.log \
 		$(PYTEST) --durations=15 -m "not install" --junitxml=$$run/unit.xml tests || status=1; \
 	echo "== 2/4, 3/4 and 4/4 side by side: the notebooks, then the scalar kernels (their output follows 2/4's)"; \
-	scalar=""; \
+	scalar=""; wait $$warm; \
 	if wait $$check; then cat $$run/scalar-check.out; \
 		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
 			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) \
