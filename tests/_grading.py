@@ -80,11 +80,12 @@ def others_running():                    # runnable tasks on the machine, this o
         return next(int(line.split()[1]) for line in stat if line.startswith("procs_running")) - 1
 cores = len(os.sched_getaffinity(0))
 while True:
-    end = time.monotonic() + 0.2
     if others_running() > cores:         # oversubscribed already (make test's other work): wait
         time.sleep(0.2)
-    while time.monotonic() < end:
-        pass
+    else:
+        end = time.monotonic() + 0.2
+        while time.monotonic() < end:
+            pass
     for path in (gradebook + ".partial", gradebook):
         try:
             if until in open(path, "rb").read():

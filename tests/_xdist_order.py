@@ -5,10 +5,10 @@ an equal share of the long files; under nbval, the long notebooks go first.
 order; a worker that runs out steals from the END of another's queue. Alphabetically, most of
 the long files (the decoding tests, the browser) fell in the first run. Here the long files of
 :data:`SECONDS` are dealt to the workers (two: by kind, :data:`WAITING`; more: by their measured
-time, the longest first, each to the worker with least so far), and the other files, short ones with many tests, fill each worker's
-run up to its count; each run ends with short files, so what is stolen late is short. Only the
-order of files changes; every test runs, and a file's tests stay together in their own order (a
-module's shared fixtures are set up once per worker).
+time, the longest first, each to the worker with least so far), and the other files, short ones
+with many tests, fill each worker's run up to its count; each run ends with short files, so what
+is stolen late is short. Only the order of files changes; every test runs, and a file's tests
+stay together in their own order (a module's shared fixtures are set up once per worker).
 
 The seconds are what ``make test`` measured per file (artifacts/test-run/unit.xml, summed over
 the file's tests; the panel's file counts the layout file's too, :data:`TOGETHER`): out-of-date

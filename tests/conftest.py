@@ -2,8 +2,8 @@
 
 Matplotlib builds its font cache the first time it is imported and says so on stderr; warm it
 here, once, before nbval starts any notebook kernel, so that message never reaches a
-notebook's output. (``make test`` also warms it, beside the unit tests, before the notebooks' stages.) Nothing here may
-change the environment the notebook kernels inherit.
+notebook's output. (``make test`` also warms it, beside the unit tests, before the notebooks'
+stages.) Nothing here may change the environment the notebook kernels inherit.
 """
 import gc
 from contextlib import ExitStack

@@ -29,7 +29,7 @@ def as_float_list(values, name: str = "logits") -> list[float]:
             return values.tolist()                    # already a new list of Python floats
         values = values.tolist()
     elif hasattr(values, "tolist"):                   # numpy array
-        if getattr(getattr(values, "dtype", None), "kind", "") == "f" and getattr(values, "ndim", 0) == 1 and values.size:
+        if isinstance(values, np.ndarray) and values.dtype.kind == "f" and values.ndim == 1 and values.size:
             return values.tolist()                    # already a new list of Python floats
         values = values.tolist()
     try:
