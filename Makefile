@@ -163,6 +163,10 @@ test: $(TEST_STAMP)
 	@# While 1/4 runs (its tests/conftest.py warms the cache too, before any kernel starts): warm
 	@# matplotlib's font cache, so its first-run message cannot reach a notebook's output in 2/4
 	@# and 4/4, and check torch's switch to its scalar kernels (3/4 and 4/4)
+	@# Python's bytecode cache is written (__pycache__/, ignored by git) even where the environment
+	@# sets PYTHONDONTWRITEBYTECODE (as some containers do): the run's Python processes then compile
+	@# course_lib and rewrite the test modules once, not each anew (~10 CPU-seconds in all); in a
+	@# read-only checkout nothing is written and only that time is lost
 	@run="$(RUN)"; \
 	if [ -z "$$run" ]; then \
 		if mkdir -p artifacts 2>/dev/null && [ -w artifacts ]; then run=artifacts/test-run; \
@@ -171,6 +175,7 @@ test: $(TEST_STAMP)
 			echo "the course folder is read-only: this run's files go to $$base/artifacts"; fi; \
 	fi; \
 	rm -rf "$$run" && mkdir -p "$$run" && run=$$(cd "$$run" && pwd) || exit 1; \
+	unset PYTHONDONTWRITEBYTECODE; \
 	status=0; \
 	$(BIN)/python -c "import matplotlib.font_manager" & warm=$$!; \
 	$(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)' \
