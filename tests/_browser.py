@@ -28,11 +28,8 @@ from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only che
 from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
-# Debian's Chromium headless shell (Chromium's old headless mode, the browser Playwright itself
-# runs headless) if installed, else Debian's Chromium in its new headless mode: the same Blink
-# lays out and paints the page; the shell, without a whole browser behind the page, takes about
-# half the CPU to start and ~10 % less to open a notebook (measured here: 2.2 against 4.1 and
-# 9.8 against 10.8 CPU-seconds for JupyterLab and seven notebooks)
+# Debian's Chromium headless shell (the old headless mode Playwright runs; the same Blink, half
+# the CPU to start, docs/testing.md) if installed, else Debian's Chromium
 CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
 CHROMIUM = next((c for c in CHROMIUMS if Path(c).is_file()), CHROMIUMS[-1])
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
