@@ -28,10 +28,7 @@ from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only che
 from _copies import writable_copy
 
 ROOT = Path(__file__).resolve().parent.parent
-# Debian's Chromium headless shell (the old headless mode Playwright runs; the same Blink, half
-# the CPU to start, docs/testing.md) if installed, else Debian's Chromium
-CHROMIUMS = ("/usr/bin/chromium-headless-shell", "/usr/bin/chromium")
-CHROMIUM = next((c for c in CHROMIUMS if Path(c).is_file()), CHROMIUMS[-1])
+CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -39,7 +36,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-backg
 def missing_requirements() -> list[str]:
     missing = []
     if not Path(CHROMIUM).is_file():
-        missing.append(f"{' or '.join(CHROMIUMS)} (apt-get install -y chromium-headless-shell)")
+        missing.append(f"{CHROMIUM} (apt-get install -y chromium)")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:

@@ -24,8 +24,8 @@ one Chromium page loads JupyterLab once and every test opens its notebook in it 
   with "…"), and no English word of the panel's controls remains. Screenshot:
   ``artifacts/zh_panel.png``.
 
-Needs ``/usr/bin/chromium-headless-shell`` or ``/usr/bin/chromium`` (``apt-get install -y
-chromium-headless-shell``) and ``playwright`` from PyPI; no browser is ever downloaded. Without them the test is skipped on a learner's machine and FAILS
+Needs ``/usr/bin/chromium`` (``apt-get install -y chromium``) and ``playwright`` from PyPI; no
+browser is ever downloaded. Without them the test is skipped on a learner's machine and FAILS
 when the ``CI`` environment variable is set.
 
 A cell that raises stops the test within a second of its traceback appearing — never a silent
