@@ -137,8 +137,11 @@ def serve(socket_path: str) -> None:
                     # collections walk only its own objects (and leave the pages it shares with
                     # the zygote unwritten)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(os.path.basename(socket_path))
+    name = os.path.basename(socket_path)
+    listener.bind(name + ".binding")
     listener.listen(16)
+    os.rename(name + ".binding", name)     # a launcher sees the socket only once it listens (between
+                                           # bind and listen, one was refused and started the usual way)
     launchers: dict[int, socket.socket] = {}           # kernel pid -> its launcher's socket
     parent, zygote = os.getppid(), os.getpid()
     print(f"kernel zygote ready (pid {os.getpid()})", flush=True)
