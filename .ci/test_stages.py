@@ -37,8 +37,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import summary          # .ci/summary.py, beside this file
-
 ROOT = Path(__file__).resolve().parent.parent
 
 QUICK = "not browser and not sandbox and not planted and not install"
@@ -152,6 +150,7 @@ def main(argv: list[str]) -> int:
         env = stage_env(name, extra, options.workers, run)
         failed |= subprocess.run(pytest_command(name, args, options.workers, run), env=env).returncode != 0
     print("== summary", flush=True)
+    import summary              # .ci/summary.py, beside this script
     failed |= summary.main(["summary.py", str(run), *(name for name, _, _ in todo)]) != 0
     return 1 if failed else 0
 
