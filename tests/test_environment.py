@@ -1,6 +1,6 @@
 """pyproject.toml's ranges, the one lock (.ci/constraints.txt), Binder's environment.yml and
-postBuild, and the CI script agree and stay installable (issue 21: ranges proven by
-`make test-matrix`, exact versions only in the lock)."""
+postBuild, and the CI script agree and stay installable (ranges proven by `make test-matrix`,
+exact versions only in the lock)."""
 import importlib.metadata
 import re
 import subprocess
@@ -179,7 +179,7 @@ def test_top_level_layout():
     assert present == expected, present ^ expected
 
 
-# ------------------------------------------------------------------ the light install (issue 14)
+# ------------------------------------------------------------------ the light install
 
 TEST_ONLY = {"pytest", "nbval", "transformers", "playwright", "pytest-xdist", "pyyaml"}
 

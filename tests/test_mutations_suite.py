@@ -1,8 +1,8 @@
 """The tests' own strength, tested: planted bugs must make the suite fail, naming the test.
 
-Each mutant is one small edit of ``course_lib`` — bugs the tests once let through, and a few of
-their kind — applied to a temporary COPY of the repository (``course_lib/``, ``data/``,
-``tests/``, ``pyproject.toml``). The relevant test files then run as ``python -m pytest -x -q``
+Each mutant is one small edit of ``course_lib``, a bug of a kind the tests must catch, applied
+to a temporary COPY of the repository (``course_lib/``, ``data/``, ``tests/``,
+``pyproject.toml``). The relevant test files then run as ``python -m pytest -x -q``
 in a new process with the copy as working directory and first on ``sys.path``; each run must
 fail, and the failing test must be one of those expected to catch that bug. The real files are
 never touched. One test per mutant, so that pytest-xdist shares them between its workers.
