@@ -29,7 +29,7 @@ LAB_URL ?= /lab/tree/$(MY_COPY)/01_tokenizer.ipynb
 # checkout is read-only).
 WORKERS ?= 2
 RUN ?=
-STAGES = $(BIN)/python .ci/test_stages.py --workers $(WORKERS) $(if $(RUN),--run "$(RUN)")
+STAGES = $(BIN)/python .ci/test_stages.py --workers $(WORKERS)$(if $(RUN), --run "$(RUN)")
 PYTEST_ONE := $(BIN)/python -m pytest -rs
 
 .PHONY: setup setup-test lab lab-zh stop my-copy refresh-copy test test-all test-matrix test-wheel test-binder

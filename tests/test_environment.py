@@ -246,7 +246,7 @@ def test_the_install_checks_are_targets_of_their_own(tmp_path):
     # make test and make test-all run neither the matrix nor the install tests (they download)
     for target in ("test", "test-all"):
         commands = dry_run(target, tmp_path, stamps=[".installed-runtime", ".installed-test"])
-        assert "matrix.sh" not in commands and f".ci/test_stages.py --workers 2  {target}" in commands, commands
+        assert "matrix.sh" not in commands and f".ci/test_stages.py --workers 2 {target}" in commands, commands
     stages = subprocess.run([sys.executable, ".ci/test_stages.py", "test-all", "--dry-run"], cwd=ROOT,
                             capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
     assert len(stages) == 5 and all(
