@@ -1,9 +1,12 @@
 """`make test`'s and `make test-all`'s stages (.ci/test_stages.py) and closing lines (.ci/summary.py)
 say what ran and what it proved."""
 import importlib.util
+import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -140,3 +143,29 @@ def test_nbval_runs_without_weights_and_the_scalar_stages_on_scalar_kernels():
     assert scalar in full["scalar-unit"] and scalar in full["scalar-nbval"]
     assert "tests/test_figures.py" in full["scalar-unit"] and "tests/test_margins.py" in full["scalar-unit"]
     assert "-m 'not slow and not browser" in full["scalar-unit"]
+
+
+def test_the_run_folder_is_artifacts_test_run_emptied_or_a_new_one_where_the_checkout_is_read_only(
+        tmp_path, monkeypatch, capsys):
+    course = tmp_path / "course"
+    (course / ".ci").mkdir(parents=True)
+    shutil.copy(ROOT / ".ci" / "test_stages.py", course / ".ci")
+    spec = importlib.util.spec_from_file_location("copied_test_stages", course / ".ci" / "test_stages.py")
+    stages = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(stages)
+    monkeypatch.delenv("COURSE_ARTIFACTS", raising=False)
+
+    (course / "artifacts" / "test-run").mkdir(parents=True)
+    (course / "artifacts" / "test-run" / "unit.xml").write_text("a past run's")
+    run = stages.run_folder("")
+    assert run == course / "artifacts" / "test-run" and sorted(p.name for p in run.iterdir()) == ["empty-hub-cache"]
+
+    shutil.rmtree(course / "artifacts")
+    (course / "artifacts").write_text("")         # artifacts/ cannot be made there (as in a read-only checkout)
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)             # tempfile reads TMPDIR again
+    run = stages.run_folder("")
+    assert run.is_relative_to(tmp_path / "tmp") and run.name == "test-run" and (run / "empty-hub-cache").is_dir()
+    assert os.environ["COURSE_ARTIFACTS"] == str(run.parent)      # the tests' own files go beside it
+    assert f"the course folder is read-only: this run's files go to {run.parent}" in capsys.readouterr().out
