@@ -23,53 +23,16 @@ MY_COPY ?= my-notebooks
 # the page JupyterLab opens (`make lab-zh`: the Chinese edition's);
 # not in LAB_ARGS: a second --LabApp.default_url makes JupyterLab drop both and open plain /lab
 LAB_URL ?= /lab/tree/$(MY_COPY)/01_tokenizer.ipynb
-# verbosity_assertions=2: a differing output is shown as whole lines, so a ✓ line's figure id
-# is on the line that differs (pytest otherwise cuts identical leading characters)
-NBVAL := --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg -o verbosity_assertions=2
-# pytest-xdist: two workers. Unit tests go to whichever worker is free (worksteal); a notebook's
-# cells stay together on one worker, in order (loadfile). `make test XDIST=` runs each stage
-# in one process.
-XDIST ?= -n 2
-# -p tests._quick_start, loaded before pytest's plugins: no RFC 3987 grammar built at start-up
-# in each pytest process (1-2 s each; tests/_quick_start.py says why nothing else changes)
-QUICK := -p tests._quick_start
-PYTEST := $(BIN)/python -m pytest -rs $(QUICK) $(XDIST) $(if $(XDIST),--dist worksteal)
-# nbval's stages: each notebook's kernel forked from a Python that has imported torch (28 and
-# 14 kernels that would each import it; tests/_kernel_zygote.py, docs/testing.md)
-# (-p tests._xdist_order: the long notebooks first, so no worker runs one alone at the end)
-# (-p no:hypothesispytest: no property tests here, and its end-of-run summary would import
-# hypothesis, most of a second of CPU)
-PYTEST_NB := $(BIN)/python -m pytest -rs $(QUICK) -p no:hypothesispytest -p tests._kernel_zygote $(XDIST) $(if $(XDIST),--dist loadfile -p tests._xdist_order)
-# one process: for the short scalar-kernel unit run, starting workers costs more than it saves
-PYTEST_ONE := $(BIN)/python -m pytest -rs $(QUICK)
-# Two pytest workers on two cores, each with torch's default threads: an idle OpenMP thread
-# spins, waiting for work, and takes the core from the other worker (the unit stage measured
-# 162 s spinning, 130 s sleeping on 2 cores of an AMD EPYC). Passive threads sleep at once; which
-# threads run a kernel, and so every value, stays the same. Only the test run sets it.
-PASSIVE := OMP_WAIT_POLICY=PASSIVE
-# JUnit XML and figure logs of the last run; .ci/summary.py prints the closing lines from them.
-# Empty: artifacts/test-run, or, where the course folder is read-only (a shared install), a new
-# folder under $TMPDIR (make test names it; the tests' own files go beside it: tests/_artifacts.py)
+# `make test` and `make test-all`: their stages, one pytest run each, are in .ci/test_stages.py.
+# WORKERS: pytest-xdist workers per stage (WORKERS=1: one process). RUN: the folder for the run's
+# JUnit files and figure logs (default artifacts/test-run; a new folder under $TMPDIR where the
+# checkout is read-only).
+WORKERS ?= 2
 RUN ?=
-# The stored notebook outputs were made without pretrained GPT-2: nbval runs with any local
-# copy hidden (the unit tests do see it).
-NO_WEIGHTS := env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE="$$(mktemp -d)"
-# torch's scalar (non-vectorised) CPU kernels, one thread: the same digits must come out
-SCALAR := ATEN_CPU_CAPABILITY=default OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
-# The unit tests that check figures (or their margins); the scalar-kernel stage re-runs them
-# without the slow weight re-derivations (stage 1 runs those). Left out: the tokenizer's and
-# GPT-2's architecture tests (integers and shapes, compared with tiktoken / transformers) and
-# the tests of the tests (mutations, browser), and the Chinese edition's tests (words, not numbers).
-NOT_FIGURE_TESTS := tests/test_mutations.py tests/test_browser_panel.py tests/test_tokenizer.py tests/test_gpt2.py \
-	tests/test_language.py tests/test_zh_edition.py
-FIGURE_TESTS = $(filter-out $(NOT_FIGURE_TESTS),$(shell grep -l -E 'check_figure|margins' tests/test_*.py))
-# The scalar-kernel nbval stage runs the English notebooks only: the Chinese twins (notebooks/zh/)
-# run the same code cell for cell (tests/test_zh_edition.py proves it token by token, strings and
-# comments aside) and differ only in the words around the numbers, which no CPU kernel changes;
-# stage 2 runs both editions on the default kernels. A second scalar run would add ~30 s.
-SCALAR_NB_SKIP := --ignore=notebooks/zh
+STAGES = $(BIN)/python .ci/test_stages.py --workers $(WORKERS)$(if $(RUN), --run "$(RUN)")
+PYTEST_ONE := $(BIN)/python -m pytest -rs
 
-.PHONY: setup setup-test lab lab-zh stop my-copy refresh-copy test test-matrix test-wheel test-binder
+.PHONY: setup setup-test lab lab-zh stop my-copy refresh-copy test test-all test-matrix test-wheel test-binder
 
 PIP_INSTALL = $(BIN)/python -m pip install -c .ci/constraints.txt
 # pyproject.toml's requires-python, checked before any venv or pip (tests/test_environment.py)
@@ -153,59 +116,15 @@ refresh-copy:
 	fi
 	@$(MAKE) --no-print-directory my-copy MY_COPY="$(MY_COPY)"
 
-# Four stages, all always run; any failing fails `make test`:
-#   1. unit tests   2. every notebook under nbval (strict), both editions (notebooks/ and notebooks/zh/)
-#   3+4. the figure-bearing unit tests and nbval again (English edition) on torch's scalar kernels, one thread
-# Stage 1 runs alone (its browser tests and graders need the machine); then 2, 3 and 4 side by
-# side (none of them is timed, and alone each leaves a core idle part of the time): 2's output
-# as it runs, then 3's and 4's; then one closing line per stage and a total (.ci/summary.py).
+# What a learner or an instructor runs to know the course holds on this machine: the unit tests
+# that need no browser, no sandbox and no planted bug, then nbval on every notebook, both editions.
 test: $(TEST_STAMP)
-	@# While 1/4 runs (its tests/conftest.py warms the cache too, before any kernel starts): warm
-	@# matplotlib's font cache, so its first-run message cannot reach a notebook's output in 2/4
-	@# and 4/4, and check torch's switch to its scalar kernels (3/4 and 4/4)
-	@# Python's bytecode cache is written (__pycache__/, ignored by git) even where the environment
-	@# sets PYTHONDONTWRITEBYTECODE (as some containers do): the run's Python processes then compile
-	@# course_lib and rewrite the test modules once, not each anew (~10 CPU-seconds in all); in a
-	@# read-only checkout nothing is written and only that time is lost
-	@run="$(RUN)"; \
-	if [ -z "$$run" ]; then \
-		if mkdir -p artifacts 2>/dev/null && [ -w artifacts ]; then run=artifacts/test-run; \
-		else base=$$(mktemp -d "$${TMPDIR:-/tmp}/course-test.XXXXXX") || exit 1; \
-			run=$$base/artifacts/test-run; export COURSE_ARTIFACTS=$$base/artifacts; \
-			echo "the course folder is read-only: this run's files go to $$base/artifacts"; fi; \
-	fi; \
-	rm -rf "$$run" && mkdir -p "$$run" && run=$$(cd "$$run" && pwd) || exit 1; \
-	unset PYTHONDONTWRITEBYTECODE; \
-	status=0; \
-	$(BIN)/python -c "import matplotlib.font_manager" & warm=$$!; \
-	$(SCALAR) $(BIN)/python -c 'import sys, torch; c = torch.backends.cpu.get_cpu_capability(); print("torch CPU capability:", c, "| threads:", torch.get_num_threads()); sys.exit(c != "DEFAULT" or torch.get_num_threads() != 1)' \
-		>$$run/scalar-check.out 2>&1 & check=$$!; \
-	echo "== 1/4 unit tests"; \
-	$(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-unit.log \
-		$(PYTEST) --durations=15 -m "not install" --junitxml=$$run/unit.xml tests || status=1; \
-	echo "== 2/4, 3/4 and 4/4 side by side: the notebooks, then the scalar kernels (their output follows 2/4's)"; \
-	scalar=""; wait $$warm; \
-	if wait $$check; then cat $$run/scalar-check.out; \
-		$(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-unit.log \
-			$(PYTEST_ONE) -m "not slow and not install" --junitxml=$$run/scalar-unit.xml $(FIGURE_TESTS) \
-			>$$run/scalar-unit.out 2>&1 & unit=$$!; \
-		$(NO_WEIGHTS) $(SCALAR) COURSE_FIGURE_LOG=$$run/figures-scalar-nbval.log \
-			$(PYTEST_NB) $(NBVAL) --junitxml=$$run/scalar-nbval.xml $(SCALAR_NB_SKIP) notebooks >$$run/scalar-nbval.out 2>&1 & nb=$$!; \
-		scalar="$$unit $$nb"; \
-	else cat $$run/scalar-check.out; echo "torch did not switch to its scalar kernels"; status=1; fi; \
-	trap 'kill $$scalar 2>/dev/null; exit 130' INT TERM; \
-	echo "== 2/4 notebooks (nbval)"; \
-	$(NO_WEIGHTS) $(PASSIVE) COURSE_FIGURE_LOG=$$run/figures-nbval.log \
-		$(PYTEST_NB) $(NBVAL) --junitxml=$$run/nbval.xml notebooks || status=1; \
-	if [ -n "$$scalar" ]; then \
-		wait $$unit || status=1; wait $$nb || status=1; \
-		echo "== 3/4 scalar kernels: figure-bearing unit tests"; cat $$run/scalar-unit.out; \
-		echo "== 4/4 scalar kernels: notebooks (nbval)"; cat $$run/scalar-nbval.out; \
-	fi; \
-	trap - INT TERM; \
-	echo "== summary"; \
-	$(BIN)/python .ci/summary.py "$$run" || status=1; \
-	exit $$status
+	@$(STAGES) test
+
+# Everything: make test's stages, then the figure-bearing unit tests and the English notebooks on
+# torch's scalar CPU kernels, the browser tests, the grader's sandbox tests, the planted-bug suites.
+test-all: $(TEST_STAMP)
+	@$(STAGES) test-all
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part
 # of `make test`. docs/install.md, "The matrix".

@@ -1,19 +1,20 @@
-"""The closing lines of `make test`: one line per stage, then a pytest-style total.
+"""The closing lines of `make test` and `make test-all`: one line per stage, then a pytest-style total.
 
-    python .ci/summary.py artifacts/test-run
+    python .ci/summary.py artifacts/test-run [STAGE ...]
 
-reads the JUnit XML files that `make test` wrote (unit.xml, nbval.xml, scalar-unit.xml,
-scalar-nbval.xml) and the figure logs (figures-<stage>.log: one id per line, appended by
-``course_lib.figures.check_figure`` for every figure it reproduced, see COURSE_FIGURE_LOG), and
-prints, e.g.:
+reads the JUnit XML files of the stages that ran (<stage>.xml: by default every stage of `make
+test-all`; `make test` names unit and nbval) and the figure logs (figures-<stage>.log: one id per
+line, appended by ``course_lib.figures.check_figure`` for every figure it reproduced, see
+COURSE_FIGURE_LOG), and prints, e.g.:
 
     figures: 54 ids, 49 reproduced offline (unit tests 49, notebooks 49, scalar kernels 49), 5 need GPT-2 weights (skipped: no weights)
     unit tests: 270 passed, 8 skipped (61 s)
     notebooks (nbval): 116 cells passed (40 s)
-    scalar kernels (ATEN_CPU_CAPABILITY=default, 1 thread): 90 unit tests passed, 116 notebook cells passed (55 s)
+    scalar kernels (ATEN_CPU_CAPABILITY=default, 1 thread): 90 unit tests passed; 116 notebook cells passed (55 s)
+    browser, sandbox and planted-bug tests: 60 passed (200 s)
     476 passed, 0 failed, 8 skipped
 
-The last line is the total over all stages (CI reads it). Exits 1 when a stage failed, did not
+The last line is the total over the stages (CI reads it). Exits 1 when a stage failed, did not
 report, or when an offline figure was reproduced by no stage.
 """
 from __future__ import annotations
@@ -29,6 +30,7 @@ STAGES = [  # (file stem, label)
     ("nbval", "notebooks (nbval)"),
     ("scalar-unit", "scalar kernels: unit tests"),
     ("scalar-nbval", "scalar kernels: notebooks"),
+    ("full", "browser, sandbox and planted-bug tests"),
 ]
 
 
@@ -74,11 +76,15 @@ def figure_ids(path: Path, known: set) -> set:
 
 def main(argv: list[str]) -> int:
     run_dir = Path(argv[1]) if len(argv) > 1 else ROOT / "artifacts" / "test-run"
+    wanted = argv[2:] or [stem for stem, _ in STAGES]
+    unknown = set(wanted) - {stem for stem, _ in STAGES}
+    if unknown:
+        raise SystemExit(f"unknown stage(s) {sorted(unknown)}: the stages are {[stem for stem, _ in STAGES]}")
     registry = json.loads((ROOT / "data" / "figures.json").read_text(encoding="utf-8"))
     known = set(registry)
     offline = {fid for fid, e in registry.items() if not e["needs_pretrained_weights"]}
     weights = known - offline
-    runs = {stem: read_junit(run_dir / f"{stem}.xml") for stem, _ in STAGES}
+    runs = {stem: read_junit(run_dir / f"{stem}.xml") for stem in wanted}
     logged = {stem: figure_ids(run_dir / f"figures-{stem}.log", known) for stem, _ in STAGES}
     ok = True
     lines = []
@@ -86,15 +92,16 @@ def main(argv: list[str]) -> int:
     # figures: which ids some stage reproduced
     unit_ids, nb_ids = logged["unit"], logged["nbval"]
     scalar_ids = logged["scalar-unit"] | logged["scalar-nbval"]
-    anywhere = unit_ids | nb_ids | scalar_ids
+    anywhere = set().union(*logged.values())
     offline_done = offline & anywhere
     with_weights = weights & anywhere
     weights_text = (f"{len(weights)} need GPT-2 weights "
                     + ("(skipped: no weights)" if not with_weights else
                        f"({len(with_weights)} reproduced with the weights)"))
     line = (f"figures: {len(known)} ids, {len(offline_done)} reproduced offline "
-            f"(unit tests {len(offline & unit_ids)}, notebooks {len(offline & nb_ids)}, "
-            f"scalar kernels {len(offline & scalar_ids)}), {weights_text}")
+            f"(unit tests {len(offline & unit_ids)}, notebooks {len(offline & nb_ids)}"
+            + (f", scalar kernels {len(offline & scalar_ids)}" if "scalar-unit" in wanted else "")
+            + f"), {weights_text}")
     missing = sorted(offline - anywhere)
     if missing:
         ok = False
@@ -109,27 +116,24 @@ def main(argv: list[str]) -> int:
             text += f"\n    and {len(failures) - 10} more"
         return text
 
-    unit, nbval = runs["unit"], runs["nbval"]
-    if unit is None:
-        ok = False
-        lines.append("unit tests: did not report (no unit.xml: pytest did not run to the end)")
-    else:
-        lines.append(stage_line("unit tests", [describe(unit)], unit["seconds"], unit["failures"]))
-    if nbval is None:
-        ok = False
-        lines.append("notebooks (nbval): did not report (no nbval.xml)")
-    else:
-        lines.append(stage_line("notebooks (nbval)", [describe(nbval, "cells ")], nbval["seconds"], nbval["failures"]))
-    s_unit, s_nb = runs["scalar-unit"], runs["scalar-nbval"]
-    if s_unit is None or s_nb is None:
-        ok = False
-        lines.append("scalar kernels (ATEN_CPU_CAPABILITY=default, 1 thread): did not report "
-                     "(torch did not switch to its scalar kernels, or pytest did not run to the end)")
-    else:
-        lines.append(stage_line(
-            "scalar kernels (ATEN_CPU_CAPABILITY=default, 1 thread)",
-            [describe(s_unit, "unit tests "), describe(s_nb, "notebook cells ")],
-            s_unit["seconds"] + s_nb["seconds"], s_unit["failures"] + s_nb["failures"]))
+    for stem, label in STAGES:
+        if stem not in runs or stem == "scalar-nbval":
+            continue
+        if stem == "scalar-unit":       # the two scalar-kernel stages share one line
+            s_unit, s_nb = runs["scalar-unit"], runs.get("scalar-nbval")
+            label = "scalar kernels (ATEN_CPU_CAPABILITY=default, 1 thread)"
+            if s_unit is None or s_nb is None:
+                lines.append(f"{label}: did not report (torch did not switch to its scalar kernels, "
+                             "or pytest did not run to the end)")
+            else:
+                lines.append(stage_line(label, [describe(s_unit, "unit tests "), describe(s_nb, "notebook cells ")],
+                                        s_unit["seconds"] + s_nb["seconds"], s_unit["failures"] + s_nb["failures"]))
+        elif runs[stem] is None:
+            lines.append(f"{label}: did not report (no {stem}.xml: pytest did not run to the end)")
+        else:
+            run = runs[stem]
+            unit = "cells " if stem == "nbval" else ""
+            lines.append(stage_line(label, [describe(run, unit)], run["seconds"], run["failures"]))
 
     reported = [r for r in runs.values() if r is not None]
     total = {k: sum(r[k] for r in reported) for k in ("passed", "failed", "skipped")}

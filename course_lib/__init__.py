@@ -1,10 +1,14 @@
 """course_lib: the verified code behind the course notebooks — the map.
 
-One subpackage per layer; every module's docstring says which notebook teaches it. Lower
-layers never import higher ones (data → tokens, model → gpt2, toys → decoding → figures → ui, bench,
-exercises). One exception: ``ui.language`` and ``ui.strings`` (the labels in English and Chinese)
-import nothing from course_lib, so any layer may read them (``figures.registry``'s ✓-line notes,
-the exercise frames).
+One subpackage per layer; every module's docstring says which notebook teaches it. A module
+imports from its own subpackage and from lower layers only. The layers, lowest first (a comma
+joins layers side by side, which do not import each other):
+
+    data → tokens, model → gpt2, decoding → toys → figures → ui → bench, exercises → grading
+
+tests/test_layers.py checks every import against that line and names each exception with its
+reason (``ui.language``, the language the labels speak, which stands on nothing else of
+course_lib, is open to every layer).
 
 Where each notebook's code lives
     01_tokenizer   ``tokens.bpe`` (BPE by hand, tiktoken offline), ``tokens.streaming``

@@ -23,7 +23,6 @@ from typing import NamedTuple
 
 import pytest
 
-import _kernel_zygote
 from _artifacts import ARTIFACTS   # artifacts/, or elsewhere in a read-only checkout
 from _copies import writable_copy
 
@@ -93,20 +92,11 @@ def write_lab_settings(home: Path) -> None:
 def serve_lab(root: Path, home: Path):
     """JupyterLab on 127.0.0.1:<free port> (no token, no browser) serving ``root``. Yields
     ``ready``, which waits until the server answers and returns its URL: start the browser
-    before calling it, while the server starts. On Linux its notebooks' kernels (the spec
-    ``python3``) are forked from a Python that has imported torch (tests/_kernel_zygote.py, as in
-    `make test`'s nbval stages; the zygote's files in ``home``/kernels say how many)."""
+    before calling it, while the server starts."""
     write_lab_settings(home)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(home / "config"), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                JUPYTERLAB_SETTINGS_DIR=str(home / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(home / "ws"),
                MPLBACKEND="Agg")
-    zygote = None
-    if sys.platform.startswith("linux"):            # its kernels: forked from a Python with torch imported
-        kernels = home / "kernels"
-        kernels.mkdir()
-        _kernel_zygote.write_kernel_spec(str(kernels), str(kernels / "zygote.sock"), name="python3")
-        env["JUPYTER_PATH"] = os.pathsep.join(filter(None, [str(kernels), env.get("JUPYTER_PATH")]))
-        zygote = _kernel_zygote.start_zygote(str(kernels / "zygote.sock"), env)
     port = free_port()
     log_path = home / "jupyter.log"
     log = open(log_path, "w")
@@ -133,10 +123,18 @@ def serve_lab(root: Path, home: Path):
     try:
         yield ready
     finally:
-        _kernel_zygote.stop_process(server, 20)
+        stop_process(server, 20)
         log.close()
-        if zygote is not None:
-            _kernel_zygote.stop_process(zygote)
+
+
+def stop_process(process: subprocess.Popen, seconds: float) -> None:
+    """End ``process``: SIGTERM, then SIGKILL after ``seconds``."""
+    process.terminate()
+    try:
+        process.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def start_sessions(url: str, paths: list[str]) -> None:

@@ -20,7 +20,7 @@ def random_hf_gpt2(sizes: dict, seed: int):
     sqrt(variance + eps)."""
     torch.manual_seed(seed)
     config = transformers.GPT2Config(**sizes, attn_implementation="eager")
-    with no_init_weights():             # every parameter is drawn below: not twice (GPT-2 small: ~1.8 s)
+    with no_init_weights():             # every parameter is drawn below: not twice
         model = transformers.GPT2LMHeadModel(config).eval()
     model.tie_weights()                 # the output layer is the token table, as after a usual init
     assert model.lm_head.weight is model.transformer.wte.weight

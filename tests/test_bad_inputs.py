@@ -1,7 +1,7 @@
-"""Issue 16, "nothing silent": every bad input of the issue pinned to its error message.
+"""Nothing silent: every bad input pinned to its error message.
 
 Each message starts with the argument's (or file's / table's) name, then what was given, then
-what is expected. A case that used to return a wrong result silently is listed first.
+what is expected. The cases where a wrong result could come back silently are listed first.
 """
 from __future__ import annotations
 

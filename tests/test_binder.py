@@ -1,4 +1,4 @@
-"""Binder's build, replayed without Docker on repo2docker's own locked base environment (issue 21).
+"""Binder's build, replayed without Docker on repo2docker's own locked base environment.
 
 repo2docker (the builder behind mybinder.org) starts every image from a conda environment it
 locks per Python version; the lock files ship inside the ``jupyter-repo2docker`` package on

@@ -58,6 +58,9 @@ from _layout import measure_layout
 from _solution_links import (EXTENSION_ACTIVE_JS, learner_not_fought, learners_windowing, lands, open_paths,
                              pushed_back)
 
+# Chromium and JupyterLab: make test-all; both browser files on one xdist worker, one JupyterLab
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("lab")]
+
 CHAPTERS = sorted(p.name for p in (ROOT / "notebooks").glob("0*.ipynb"))
 EDITIONS = {"en": "", "zh": "zh/"}
 MIN_LABEL_PX = 10

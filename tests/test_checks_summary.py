@@ -1,5 +1,5 @@
 """The closing Checks cell: one summary line, every ✓ line one click away and in text/plain
-(what nbval compares), and a failing check still stops with its error (issue 14)."""
+(what nbval compares), and a failing check still stops with its error."""
 import pytest
 
 from course_lib.figures import FigureMismatch, check_figure

@@ -1,6 +1,6 @@
 """pyproject.toml's ranges, the one lock (.ci/constraints.txt), Binder's environment.yml and
-postBuild, and the CI script agree and stay installable (issue 21: ranges proven by
-`make test-matrix`, exact versions only in the lock)."""
+postBuild, and the CI script agree and stay installable (ranges proven by `make test-matrix`,
+exact versions only in the lock)."""
 import importlib.metadata
 import re
 import subprocess
@@ -159,14 +159,14 @@ def test_binder_post_build_installs_nothing_more():
 
 def test_readme_commands_are_the_ones_ci_and_binder_use():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "make lab" in readme and "make test" in readme
+    assert "make lab" in readme and "make test" in readme and "make test-all" in readme
     assert "urlpath=lab/tree/notebooks/01_tokenizer.ipynb" in readme
-    assert re.search(r"^make test$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M)
+    assert re.search(r"^make test-all$", (ROOT / ".ci" / "run").read_text(encoding="utf-8"), re.M)
     makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     # make lab opens notebook 01 in the learner's copy of notebooks/ (tests/test_my_copy.py)
     assert "LAB_URL ?= /lab/tree/$(MY_COPY)/01_tokenizer.ipynb" in makefile and "MY_COPY ?= my-notebooks" in makefile
-    assert "--nbval " in makefile
-    assert "--nbval-lax" not in makefile
+    stages = (ROOT / ".ci" / "test_stages.py").read_text(encoding="utf-8")     # make test's stages
+    assert '"--nbval"' in stages and "--nbval-lax" not in stages
 
 
 def test_top_level_layout():
@@ -179,7 +179,7 @@ def test_top_level_layout():
     assert present == expected, present ^ expected
 
 
-# ------------------------------------------------------------------ the light install (issue 14)
+# ------------------------------------------------------------------ the light install
 
 TEST_ONLY = {"pytest", "nbval", "transformers", "playwright", "pytest-xdist", "pyyaml"}
 
@@ -243,10 +243,15 @@ def test_the_install_checks_are_targets_of_their_own(tmp_path):
     assert re.search(r"^test-matrix:\n\tnice -n 19 \.ci/matrix\.sh \$\(MATRIX_ENVS\)$", makefile, re.M)
     assert re.search(r"^test-wheel: .*\n\t.*-m install tests/test_wheel_install\.py", makefile, re.M)
     assert re.search(r"^test-binder: .*\n\t.*-m install tests/test_binder\.py", makefile, re.M)
-    # make test neither runs the matrix nor the install tests (they download)
-    commands = dry_run("test", tmp_path, stamps=[".installed-runtime", ".installed-test"])
-    assert "matrix.sh" not in commands
-    assert commands.count('-m "not install"') == 1 and '-m "not slow and not install"' in commands
+    # make test and make test-all run neither the matrix nor the install tests (they download)
+    for target in ("test", "test-all"):
+        commands = dry_run(target, tmp_path, stamps=[".installed-runtime", ".installed-test"])
+        assert "matrix.sh" not in commands and f".ci/test_stages.py --workers 2 {target}" in commands, commands
+    stages = subprocess.run([sys.executable, ".ci/test_stages.py", "test-all", "--dry-run"], cwd=ROOT,
+                            capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
+    assert len(stages) == 5 and all(
+        "--nbval" in stage or re.search(r" -m '(not [^']*not install|browser or sandbox or planted)' ", stage)
+        for stage in stages), stages
 
 
 def test_readme_install_instructions():

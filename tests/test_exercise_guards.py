@@ -1,4 +1,4 @@
-"""Every exercise checker is safe to run on any function (issue 24, "in the notebook").
+"""Every exercise checker is safe to run on any function, in the notebook.
 
 A check never raises: each odd return value below gets a failing Result with one hint; a loop
 that never ends is stopped with a hint; an interrupt is one line; the course's own answer or the

@@ -1,4 +1,4 @@
-"""The exercise checkers speak the notebook's language (issue 25): every ✗ hint, ✓ line and case a
+"""The exercise checkers speak the notebook's language: every ✗ hint, ✓ line and case a
 checker can write goes through ``course_lib.exercises.messages.say`` and has a Chinese line with the
 same placeholders, so a wrong answer in notebooks/zh gets its hint in Chinese. And a hint points at
 the idea, never at the answer's code: no hint holds an expression of the worked solution."""

@@ -17,7 +17,7 @@ def test_same_floats_pass_bit_for_bit():
 
 def test_a_one_step_difference_prints_values_and_hex_not_bit_patterns():
     want = -1.067393183708191
-    arm = -1.0673933029174805                  # the ARM result of issue 9: one float32 step away
+    arm = -1.0673933029174805                  # a result one float32 step away, as an ARM CPU once gave
     with pytest.raises(AssertionError) as caught:
         assert_same_floats(torch.tensor([0.5, arm]), [0.5, want], "interface.toy.logits")
     text = str(caught.value)

@@ -249,7 +249,7 @@ def test_course_values_are_marked_with_a_reason():
                 assert len(spec.get("source_reason", "")) > 20, f"{fid} · {name}: say why it is the course's"
             else:
                 assert "source_reason" not in spec, (fid, name)
-    # the values the articles never print (issue 9): the course's own, and said so
+    # the values the articles never print: the course's own, and said so
     for fid, name in [("interface.tying", "tied"), ("interface.tying", "untied"),
                       ("interface.tok.hi_ni", "ni_utf8"), ("lab.partial_utf8", "utf8"),
                       ("decoding.loop", "final_shape"), ("interface.draws", "frequencies")]:

@@ -1,4 +1,4 @@
-"""Issue 22: files and settings that were read without being checked.
+"""Every file and setting the course reads is checked when it is read.
 
 * ``data/figures.json``: every field's presence and type, checked when it is loaded; an error
   names the file, the entry and the field. Its "computer" can only name a function of

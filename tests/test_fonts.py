@@ -1,5 +1,5 @@
 """Every character readable: the plots' font fallback, no missing-glyph warnings, code points
-next to non-ASCII characters in the token displays (issue 14)."""
+next to non-ASCII characters in the token displays."""
 import glob
 import warnings
 

@@ -167,7 +167,7 @@ def test_logits_shape_figure_with_gpt2_architecture(full_pair):
 
 def test_random_gpt2_is_seeded_without_reseeding_the_callers_generator():
     """random_gpt2 draws from a forked generator: same weights for a seed, the caller's global
-    stream untouched (a checker or notebook cell that calls it is not reseeded; issue 24)."""
+    stream untouched (a checker or notebook cell that calls it is not reseeded)."""
     from course_lib.gpt2 import random_gpt2
     config = gpt2_config(n_layer=1, n_embd=8, n_head=2, vocab_size=11, n_positions=5)
     torch.manual_seed(1234)

@@ -6,7 +6,7 @@ several rows, KV-cache appends of several ids per call, 20 greedy steps through 
 own generation loop (``course_lib.decoding.generate``) and a float16 checkpoint. Everything is
 built from random weights in a temporary folder: nothing is downloaded.
 
-The last tests plant the two model bugs of issue 10 (``layer_norm_epsilon`` ignored; no causal
+The last tests plant two model bugs (``layer_norm_epsilon`` ignored; no causal
 mask when several ids are appended to the cache in one call) and require the comparison to
 fail — the tests of test_gpt2.py alone let both through.
 """

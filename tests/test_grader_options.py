@@ -13,6 +13,8 @@ from course_lib.grading import gradebook, submissions
 from _grading import (CH03, GRADE, IMPORTS, IS_ROOT, SOLUTIONS, SOLUTIONS_ZH, chapter03, needs_bwrap, notebook, rows_by,
                       run_grader)
 
+pytestmark = pytest.mark.sandbox        # the class grader's runs: make test-all
+
 
 @needs_bwrap
 def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):

@@ -21,6 +21,7 @@ def test_the_runtime_is_bound_after_the_private_tmp_even_when_it_lives_under_tmp
     assert args.index("--remount-ro") > max(i for i, a in enumerate(args) if a == "--ro-bind")
 
 
+@pytest.mark.sandbox
 @pytest.mark.skipif(not os.path.exists("/usr/bin/bwrap") and not os.path.exists("/bin/bwrap"),
                     reason="bubblewrap is not installed (the grader's own tests say so too)")
 def test_a_real_sandbox_sees_the_runtime_under_its_own_tmp(tmp_path):

@@ -1,4 +1,4 @@
-"""A NameError in a notebook cell says to run the notebook from the top (issue 16)."""
+"""A NameError in a notebook cell says to run the notebook from the top."""
 import pytest
 
 from course_lib.ui.hints import explain_name_errors, hint_for

@@ -1,4 +1,4 @@
-"""course_lib speaks English or Chinese from one table (course_lib.ui.strings, issue 15).
+"""course_lib speaks English or Chinese from one table (course_lib.ui.strings).
 
 Both languages have every key with the same placeholders; English stays as it was (the English
 notebooks' stored outputs, compared by nbval, hold every English string byte for byte);

@@ -1,4 +1,4 @@
-"""The proof that no weights print the article's 0.370652 (course_lib.toys.loss_last_bound, issue 23)."""
+"""The proof that no weights print the article's 0.370652 (course_lib.toys.loss_last_bound)."""
 import json
 import random
 from decimal import Decimal
@@ -43,8 +43,8 @@ def test_no_weights_print_the_articles_six_decimals(cert):
 
 
 def test_the_bound_says_reachable_when_h2_does_not_pin_z1(cert):
-    """The method can fail the other way: with z₁ free inside its own float32 interval (the
-    issue's first estimate), the best corner is 0.3706515154, which would print 0.370652."""
+    """The method can fail the other way: with z₁ free inside its own float32 interval (a
+    first, looser estimate), the best corner is 0.3706515154, which would print 0.370652."""
     loose = [B.Interval(h.name, h.printed, h.low - Fraction(1, 10**6), h.high) for h in cert.h2]
     bound = B.bound_any_weights(loose, cert.logits)
     assert bound.loss > cert.six_decimals

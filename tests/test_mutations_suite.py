@@ -1,33 +1,26 @@
 """The tests' own strength, tested: planted bugs must make the suite fail, naming the test.
 
-Each mutant is one small edit of ``course_lib`` — bugs the tests once let
-through, and a few of their kind — applied to a temporary COPY of the repository
-(``course_lib/``, ``data/``, ``tests/``, ``pyproject.toml``). The relevant test files then run
-as ``pytest -x -q`` with the copy as working directory and first on ``sys.path``; each run must
+Each mutant is one small edit of ``course_lib``, a bug of a kind the tests must catch, applied
+to a temporary COPY of the repository (``course_lib/``, ``data/``, ``tests/``,
+``pyproject.toml``). The relevant test files then run as ``python -m pytest -x -q``
+in a new process with the copy as working directory and first on ``sys.path``; each run must
 fail, and the failing test must be one of those expected to catch that bug. The real files are
-never touched.
-
-Each run is a fresh process forked from a zygote (:class:`Zygote`): a Python that has imported
-the third-party libraries the tests use (torch, transformers, pytest…) and never ``course_lib``
-or a test module, so every run imports the mutated copy from scratch, without paying a second
-or more of torch and transformers imports per mutant. One test per mutant, so that pytest-xdist
-shares them between its workers; each test starts the next mutant's run beside its own
-(:class:`MutantRuns`). Marked ``slow``.
+never touched. One test per mutant, so that pytest-xdist shares them between its workers.
+Marked ``planted`` (make test-all).
 """
-import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from test_mutations import writable_copy
+
+pytestmark = pytest.mark.planted
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -131,201 +124,55 @@ def make_copy(target: Path) -> Path:
     return target
 
 
-# What a zygote imports before it forks: the third-party modules the mutants' test files import
-# (each a second or more to import). Never course_lib, the tests' own modules or conftest: a run
-# must import those from the mutated copy.
-PRELOAD = """
-import matplotlib.font_manager, numpy, pytest, safetensors, tiktoken, torch, transformers
-from transformers import GPT2Config, GPT2LMHeadModel, GPT2TokenizerFast
-from transformers.generation import logits_process
-"""
-
-# The zygote's loop: for each request (a JSON line: its id, folder, pytest arguments, output file)
-# it forks; the child runs pytest there with its output in the file and exits with pytest's exit
-# code; the zygote answers at once with the child's pid, and with that code when the child ends
-# (JSON lines, each with the request's id: runs go side by side). It ends when its input closes
-# and its children have ended.
-ZYGOTE = PRELOAD + r"""
-import gc, json, os, select, sys
-assert not [m for m in sys.modules if m.split(".")[0] in ("course_lib", "conftest")], "course_lib imported too early"
-gc.freeze()     # the imports, out of the garbage collector's sight: a run's collections (pytest's
-                # at its end among them) walk only the run's own objects
-running, pending, reading = {}, b"", True
-while reading or running:
-    if select.select([0] if reading else [], [], [], 0.05 if running else None)[0]:   # idle: wait for a request
-        data = os.read(0, 65536)
-        reading = bool(data)
-        pending += data
-    while b"\n" in pending:
-        line, pending = pending.split(b"\n", 1)
-        request = json.loads(line)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                out = os.open(request["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-                os.dup2(out, 1)
-                os.dup2(out, 2)
-                os.chdir(request["cwd"])
-                sys.path.insert(0, request["cwd"])
-                os.environ["PYTHONPATH"] = request["cwd"]          # for any process a test starts
-                sys.stdin = open(os.devnull)
-                code = int(pytest.main(request["args"]))
-                sys.stdout.flush()
-                sys.stderr.flush()
-            except BaseException as error:
-                print("zygote child failed:", repr(error), file=sys.__stderr__, flush=True)
-                code = 99
-            os._exit(code)
-        running[pid] = request["id"]
-        print(json.dumps({"id": request["id"], "pid": pid}), flush=True)
-    for pid in list(running):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            print(json.dumps({"id": running.pop(pid), "code": os.waitstatus_to_exitcode(status)}), flush=True)
-"""
-
-
 def mutant_env() -> dict:
     """The environment of a mutant's run: the suite's own settings left out (no figure log, no
     data folder, no pytest options) and no third-party pytest plugins (nbval, playwright,
-    xdist: they only cost start-up time here)."""
+    xdist: the mutants' tests use none of them)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("COURSE_FIGURE_LOG", "COURSE_DATA_DIR", "PYTEST_ADDOPTS", "PYTHONPATH")}
     env.update(HF_HUB_OFFLINE="1", PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
     return env
 
 
-class Zygote:
-    """A Python with :data:`PRELOAD` imported that forks one fresh process per pytest run; runs
-    started with :meth:`start` go side by side."""
-
-    def __init__(self):
-        self.process = subprocess.Popen([sys.executable, "-c", ZYGOTE], cwd="/", env=mutant_env(),
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.answers: dict[int, dict] = {}          # request id -> {"pid": …, "code": …}
-        self.outputs: dict[int, Path] = {}
-        self.ended = False                          # the zygote's output closed
-        self.changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            answer = json.loads(line)
-            with self.changed:
-                self.answers.setdefault(answer["id"], {}).update(answer)
-                self.changed.notify_all()
-        with self.changed:
-            self.ended = True
-            self.changed.notify_all()
-
-    def start(self, cwd: Path, args: list[str]) -> int:
-        """Start ``pytest args`` in a fork with ``cwd`` as working directory and first on sys.path;
-        returns the run's id, for :meth:`result`."""
-        run = len(self.outputs)
-        self.outputs[run] = cwd / "pytest-output.txt"
-        self.process.stdin.write(json.dumps({"id": run, "cwd": str(cwd), "args": args, "out": str(self.outputs[run])}) + "\n")
-        self.process.stdin.flush()
-        return run
-
-    def result(self, run: int, timeout: float = 600) -> tuple[int, str]:
-        """(exit code, output) of run ``run``; a run that hangs is killed after ``timeout`` s."""
-        def answered(key):
-            return lambda: key in self.answers.get(run, {}) or self.ended
-        with self.changed:
-            if not self.changed.wait_for(answered("code"), timeout) and "pid" in self.answers.get(run, {}):
-                os.kill(self.answers[run]["pid"], signal.SIGKILL)          # a run that hangs: end it
-                self.changed.wait_for(answered("code"), 30)
-            answer = self.answers.get(run, {})
-        if "code" not in answer:
-            self.close()
-            raise AssertionError(f"the mutant's pytest run in {self.outputs[run].parent} gave no answer within "
-                                 f"{timeout} s (zygote exit code {self.process.poll()})")
-        out = self.outputs[run]
-        return answer["code"], out.read_text(encoding="utf-8", errors="replace") if out.exists() else ""
-
-    def pytest(self, cwd: Path, args: list[str], timeout: float = 600) -> tuple[int, str]:
-        """:meth:`start`, then :meth:`result`."""
-        return self.result(self.start(cwd, args), timeout)
-
-    def close(self) -> None:
-        self.process.stdin.close()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+def run_pytest(copy: Path, args: list[str], timeout: float = 600) -> tuple[int, str]:
+    """(exit code, output) of ``python -m pytest args`` run in ``copy``, which comes first on
+    ``sys.path``; a run that hangs fails the test after ``timeout`` s."""
+    env = mutant_env() | {"PYTHONPATH": str(copy)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", *args], cwd=copy, env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"the pytest run in {copy} did not end within {timeout} s") from None
+    return done.returncode, done.stdout + done.stderr
 
 
-@pytest.fixture(scope="module")
-def zygote():
-    z = Zygote()
-    yield z
-    z.close()
-
-
-def start_mutant(mutant: Mutant, base: Path, zygote: Zygote) -> int:
-    """Apply ``mutant`` to a fresh copy and start its tests there (the run's id)."""
-    copy = make_copy(base / re.sub(r"\W+", "_", mutant.name))
-    source = copy / mutant.file
-    text = source.read_text(encoding="utf-8")
-    assert mutant.old in text, f"mutant {mutant.name!r}: its text is no longer in {mutant.file}; update it"
-    source.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
-    select = ["-k", mutant.select] if mutant.select else []
-    return zygote.start(copy, ["-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
-                               *select, *mutant.tests])
-
-
-class MutantRuns:
-    """The mutants' runs, two side by side: a test that asks for its mutant's run starts it, and
-    the next mutant's too, so that the next test finds its run under way (one core runs a test's
-    run while the other, beside it, may wait: a planted-bug run is one process)."""
-
-    def __init__(self, base: Path, zygote: Zygote):
-        self.base, self.zygote, self.started = base, zygote, {}
-
-    def start(self, mutant: Mutant) -> None:
-        if mutant.name not in self.started:
-            self.started[mutant.name] = start_mutant(mutant, self.base, self.zygote)
-
-    def result(self, mutant: Mutant) -> tuple[str | None, str]:
-        """(the failing test, or None if every test passed; the run's output)."""
-        self.start(mutant)
-        after = MUTANTS.index(mutant) + 1
-        if after < len(MUTANTS):
-            self.start(MUTANTS[after])
-        code, output = self.zygote.result(self.started[mutant.name])
-        failed = re.search(r"^FAILED \S+::(\w+)", output, flags=re.M)
-        if code == 0:
-            return None, output
-        return failed.group(1) if failed else f"<no test failed; exit code {code}>", output
-
-
-@pytest.fixture(scope="module")
-def mutant_runs(tmp_path_factory, zygote):
-    return MutantRuns(tmp_path_factory.mktemp("mutants"), zygote)
-
-
-def test_the_copy_imports_its_own_course_lib(tmp_path, zygote):
-    """The runs below must test the mutated copy, not the installed package: a test run by the
-    zygote in a copy imports course_lib (and finds data/) there, and ``course_lib`` was not
-    imported before it."""
+def test_the_copy_imports_its_own_course_lib(tmp_path):
+    """The runs below must test the mutated copy, not the installed package: a test run in a
+    copy imports course_lib (and finds data/) there."""
     copy = make_copy(tmp_path / "copy")
     probe = copy / "tests" / "test_zz_which_course_lib.py"
     probe.write_text(
-        "import sys\n"
         "def test_which():\n"
         "    import course_lib.tokens.bpe as t\n"
         "    print('\\nIMPORTED', t.__file__, t.tokenizer_dir())\n", encoding="utf-8")
-    code, output = zygote.pytest(copy, ["-q", "-s", "-p", "no:cacheprovider", str(probe.relative_to(copy))])
+    code, output = run_pytest(copy, ["-q", "-s", "-p", "no:cacheprovider", str(probe.relative_to(copy))])
     assert code == 0, output
     module_file, data_dir = re.search(r"^IMPORTED (\S+) (\S+)$", output, re.M).groups()
     assert Path(module_file).is_relative_to(copy) and Path(data_dir).is_relative_to(copy), output
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[re.sub(r"\W+", "-", m.name) for m in MUTANTS])
-def test_every_planted_bug_makes_the_suite_fail(mutant_runs, mutant):
-    failing, output = mutant_runs.result(mutant)
+def test_every_planted_bug_makes_the_suite_fail(tmp_path, mutant):
+    copy = make_copy(tmp_path / "copy")
+    source = copy / mutant.file
+    text = source.read_text(encoding="utf-8")
+    assert mutant.old in text, f"mutant {mutant.name!r}: its text is no longer in {mutant.file}; update it"
+    source.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+    select = ["-k", mutant.select] if mutant.select else []
+    code, output = run_pytest(copy, ["-x", "-q", "-m", "not slow", "-p", "no:cacheprovider", "-W", "ignore",
+                                     *select, *mutant.tests])
+    failed = re.search(r"^FAILED \S+::(\w+)", output, flags=re.M)
+    failing = None if code == 0 else failed.group(1) if failed else f"<no test failed; exit code {code}>"
     print(f"{mutant.name}: failed in {failing}")
     assert failing is not None, f"SURVIVED  {mutant.name}: {' '.join(mutant.tests)} all pass with the bug planted"
     assert failing in mutant.caught_by, (f"WRONG     {mutant.name}: failed in {failing}, expected one of "

@@ -21,9 +21,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted(p.relative_to(ROOT / "notebooks") for p in (ROOT / "notebooks").rglob("*.ipynb")
                    if ".ipynb_checkpoints" not in p.parts)
-NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg",
-         "-p", "no:cacheprovider", "-p", "tests._quick_start", "-p", "no:hypothesispytest", "-p", "tests._kernel_zygote",
-         "-p", "tests._xdist_order"]
+NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", ".ci/nbval_sanitize.cfg", "-p", "no:cacheprovider"]
 
 
 @pytest.fixture
@@ -35,7 +33,7 @@ def checkout(tmp_path):
         pytest.fail("make is not installed")
     folder = tmp_path / "course"
     for name in ("Makefile", "pyproject.toml", ".ci/constraints.txt", ".ci/nbval_sanitize.cfg",
-                 "tests/_quick_start.py", "tests/_kernel_zygote.py", "tests/_xdist_order.py"):
+                 ".ci/test_stages.py", ".ci/summary.py"):
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, folder / name)
     shutil.copytree(ROOT / "notebooks", folder / "notebooks",
@@ -131,10 +129,12 @@ def test_a_saved_answer_in_the_copy_leaves_make_test_passing(checkout):
     assert tree(checkout.path / "notebooks") == course                # the course's notebooks: byte for byte
 
     recipe = make(checkout, "-n", "test").stdout                 # what make test would run
-    nbval_runs = [line for line in recipe.split(";") if "--nbval " in line]
-    # each run's last argument, before its `|| status=1` or the `>` that sends its output to a file
-    assert len(nbval_runs) == 2 and all(re.split(r"\|\||>", run)[0].split()[-1] == "notebooks" for run in nbval_runs)
-    assert "my-notebooks" not in recipe
+    assert ".ci/test_stages.py" in recipe and "my-notebooks" not in recipe
+    stages = subprocess.run([sys.executable, ".ci/test_stages.py", "test-all", "--dry-run"], cwd=checkout.path,
+                            capture_output=True, text=True, check=True, timeout=60).stdout
+    nbval_runs = [line for line in stages.splitlines() if "--nbval " in line]
+    assert len(nbval_runs) == 2 and all(run.split()[-1] == "notebooks" for run in nbval_runs), stages
+    assert "my-notebooks" not in stages
     collected = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", *NBVAL, "notebooks"],
                                cwd=checkout.path, capture_output=True, text=True, timeout=300).stdout
     items = [line for line in collected.splitlines() if "::" in line]

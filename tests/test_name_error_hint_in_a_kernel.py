@@ -1,4 +1,4 @@
-"""What the notebooks promise about a cell run on its own after a kernel restart (issue 25),
+"""What the notebooks promise about a cell run on its own after a kernel restart,
 checked in a fresh Jupyter kernel with cells taken from notebook 03 of both editions:
 
 * a cell that imports nothing from course_lib, run first, shows Python's plain NameError;

@@ -1,8 +1,8 @@
-"""What a learner meets in every notebook (issue 14): the pipeline map at the top, short code
+"""What a learner meets in every notebook: the pipeline map at the top, short code
 cells, one summary line for the checks (every ✓ line still stored in text/plain, which nbval
 compares), a "what you now know / next" cell at the end; notebook 07's contents and optional
 GPT-2 part; notebook 05's recorded GPT-2 output without weights. The same rules hold for the
-Chinese edition (notebooks/zh/, issue 15), read in its language's strings."""
+Chinese edition (notebooks/zh/), read in its language's strings."""
 import json
 import re
 from pathlib import Path

@@ -1,6 +1,6 @@
 """Every repository path, ``course_lib`` module and ``course_lib`` name a notebook mentions exists
 (both editions and the solutions; markdown and code). A renamed file or function otherwise
-leaves a learner following a dead pointer, as ``course_lib/lab_derivation.py`` did (issue 25)."""
+leaves a learner following a dead pointer."""
 import importlib
 import importlib.util
 import json

@@ -10,7 +10,7 @@ import pytest
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 ENGLISH = ["01_tokenizer", "02_embeddings", "03_attention", "04_block", "05_lm_head", "06_loss", "07_sampling"]
-# and their Chinese twins (issue 15; tests/test_zh_edition.py lists which exist)
+# and their Chinese twins (tests/test_zh_edition.py lists which exist)
 NOTEBOOKS = ENGLISH + [f"zh/{p.stem}" for p in sorted((NOTEBOOK_DIR / "zh").glob("*.ipynb"))]
 
 

@@ -91,7 +91,7 @@ def test_attention_heatmap_shows_the_weights(attention):
 
 
 def test_transposed_heatmap_is_caught(attention, monkeypatch):
-    """The mutation of issue 16: draw the attention weights transposed; the check must fail."""
+    """A planted bug: draw the attention weights transposed; the check must fail."""
     weights, labels = attention
     original = plots.heatmap
     monkeypatch.setattr(plots, "heatmap", lambda values, *a, **k: original(np.asarray(values).T, *a, **k))

@@ -1,4 +1,4 @@
-"""Real GPT-2 without the download (issue 14): the recorded values shown without weights, the
+"""Real GPT-2 without the download: the recorded values shown without weights, the
 download hint that works from a notebook cell, and ``course_lib.gpt2.download()`` wired to the
 pinned, checksum-verified download (no network: the Hub call is replaced)."""
 import pytest

@@ -1,4 +1,4 @@
-"""Issue 22: the tokenizers on inputs the corpus tests never tried.
+"""The tokenizers on inputs the corpus tests never try.
 
 * special-token names GPT-2 does not have, and the arguments' types, exactly as tiktoken;
 * text that is not a ``str``;
@@ -62,7 +62,7 @@ def test_an_allowed_name_gpt2_does_not_have_is_ordinary_text_as_in_tiktoken(tok,
     assert tok.encode(text, **kwargs) == expected
 
 
-def test_the_issue_cases(tok):
+def test_a_special_token_gpt2_lacks_is_refused_unless_allowed(tok):
     assert tok.encode("hello <|fim_prefix|>", allowed_special={"<|fim_prefix|>"}) == \
         tok.encode("hello <|fim_prefix|>", disallowed_special=())
     with pytest.raises(ValueError, match="GPT-2 has no special token of that name"):
@@ -125,5 +125,5 @@ def test_the_tokenizers_differ_exactly_where_regex_counts_a_letter_tiktoken_does
         for near in (cp - 1, cp + 1):             # the neighbours, letters in both tables, agree
             if near not in DISAGREE:
                 assert tok.encode(chr(near) + "蜳") == enc.encode(chr(near) + "蜳"), hex(near)
-    if 0x323C8 in letters:                                                   # the issue's example
+    if 0x323C8 in letters:                                                   # a code point regex counts as a letter
         assert tok.encode("\U000323c8蜳") != enc.encode("\U000323c8蜳")

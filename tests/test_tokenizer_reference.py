@@ -19,7 +19,7 @@ import transformers  # noqa: E402  test dependency (pinned in pyproject's "test"
 from course_lib.tokens import bpe as T  # noqa: E402
 from tokenizer_corpus import WHITESPACE, corpus, fixed_texts, random_texts  # noqa: E402
 
-# The two planted bugs of issue 10, as edits of GPT-2's pattern string.
+# Two planted bugs, as edits of GPT-2's pattern string.
 CONTRACTIONS = "'s|'t|'re|'ve|'m|'ll|'d"
 PATTERN_BUGS = {
     "case-insensitive contractions": T.GPT2_PATTERN.replace(CONTRACTIONS, f"(?i:{CONTRACTIONS})"),

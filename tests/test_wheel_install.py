@@ -1,4 +1,4 @@
-"""The wheel on its own (issue 21): built from the sources, installed into a fresh venv in a
+"""The wheel on its own: built from the sources, installed into a fresh venv in a
 temporary folder (no checkout above it, no $COURSE_DATA_DIR), it reproduces every offline
 figure and runs every notebook under nbval.
 

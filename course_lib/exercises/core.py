@@ -54,8 +54,8 @@ def _columns(text: str) -> int:
 
 
 def _fill(text: str, first: str, rest: str) -> str:
-    """``text`` wrapped at :data:`WIDTH` columns: textwrap for a line of narrow characters (as
-    before), else a break between any two wide characters or at a space (a Chinese hint)."""
+    """``text`` wrapped at :data:`WIDTH` columns: textwrap for a line of narrow characters (an
+    English hint), else a break between any two wide characters or at a space (a Chinese hint)."""
     if _columns(text) == len(text):
         return textwrap.fill(text, WIDTH, initial_indent=first, subsequent_indent=rest)
     lines, line = [], first

@@ -11,7 +11,7 @@ collected and shown as one line, ``✓ 67 values of 19 figures match the article
 full list under it in an HTML ``<details>`` (click to open). The text form of the same output
 (``text/plain``, which a terminal, a static view and nbval read) keeps every ✓ line, so the
 stored notebook still records, and nbval still compares, each value. A check that fails
-raises as before, after printing the lines collected so far.
+raises its error after printing the lines collected so far.
 """
 from __future__ import annotations
 
