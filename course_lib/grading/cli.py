@@ -313,6 +313,7 @@ def _print_summary(rows: list[dict], graded: int, kept: int, startups: list[floa
           f"{sum(str(r['passed']) == 'True' for r in rows)} passed, {sum(r['reason'] == NOT_ATTEMPTED for r in rows)} "
           f"not attempted, {timeouts} timed out, {crashes} crashed -> {args.out}"
           + (f", {args.summary}" if args.summary else "") + (f", {args.feedback}/" if args.feedback else ""))
+    startups = [s for s in startups if s > 0]          # those that started a sandbox
     if startups:
         print(f"start-up (sandbox, imports, the notebook's cells): {sum(startups) / len(startups):.1f} s per submission "
               f"on average, not in the rows' seconds")

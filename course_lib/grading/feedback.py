@@ -29,8 +29,9 @@ INDEX_FIELDS = ["file", "student", "assignment", "submission", "passed", "total"
 
 
 def safe_name(text: str) -> str:
-    """A file name made of ``text``'s letters, digits, ``-``, ``_`` and ``.``; never hidden, never empty."""
-    name = re.sub(r"[^\w.-]+", "_", text).strip("._") or "submission"
+    """A file name made of ``text``'s letters, digits, ``-``, ``_`` and ``.``: never hidden, never empty,
+    never starting with ``-`` (an option to a shell command)."""
+    name = re.sub(r"[^\w.-]+", "_", text).strip("._-") or "submission"
     return name[:100]
 
 
