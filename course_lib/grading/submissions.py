@@ -171,44 +171,47 @@ def find(paths, say=print) -> list[Found]:
     return unique
 
 
-def read_bytes(path: str) -> bytes:
-    """The file's bytes: never through a link, never blocking on a FIFO, never more than :data:`MAX_BYTES`."""
+def read_bytes(path: str, name: str = "") -> bytes:
+    """The file's bytes: never through a link, never blocking on a FIFO, never more than :data:`MAX_BYTES`;
+    ValueError naming it ``name`` (its path below the class folder), else its path."""
+    name = name or path
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as error:
-        raise ValueError(f"{path}: cannot be read ({type(error).__name__}: {error.strerror})") from None
+        raise ValueError(f"{name}: cannot be read ({type(error).__name__}: {error.strerror})") from None
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise ValueError(f"{path} is not a regular file")
+            raise ValueError(f"{name} is not a regular file")
         data = handle.read(MAX_BYTES + 1)
     if len(data) > MAX_BYTES:
-        raise ValueError(f"{path} is larger than {MAX_BYTES >> 20} MiB: not a notebook the grader reads")
+        raise ValueError(f"{name} is larger than {MAX_BYTES >> 20} MiB: not a notebook the grader reads")
     return data
 
 
-def read_notebook(path: str, data: bytes | None = None) -> dict:
-    """The notebook as nbformat 4 (a version 3 one upgraded); ValueError naming the file."""
+def read_notebook(path: str, data: bytes | None = None, name: str = "") -> dict:
+    """The notebook as nbformat 4 (a version 3 one upgraded); ValueError naming the file (``name``, else its path)."""
+    name = name or path
     try:
-        text = (read_bytes(path) if data is None else data).decode("utf-8")
+        text = (read_bytes(path, name) if data is None else data).decode("utf-8")
     except UnicodeDecodeError as error:
-        raise ValueError(f"{path}: cannot be read (UnicodeDecodeError: {error})") from None
+        raise ValueError(f"{name}: cannot be read (UnicodeDecodeError: {error})") from None
     try:
         notebook = json.loads(text)
     except json.JSONDecodeError as error:
-        raise ValueError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}): not a notebook") from None
+        raise ValueError(f"{name} is not valid JSON (line {error.lineno}, column {error.colno}): not a notebook") from None
     except RecursionError:
-        raise ValueError(f"{path} is JSON nested too deeply to read: not a notebook") from None
+        raise ValueError(f"{name} is JSON nested too deeply to read: not a notebook") from None
     if not isinstance(notebook, dict):
-        raise ValueError(f"{path} is JSON but not a notebook (not an object)")
+        raise ValueError(f"{name} is JSON but not a notebook (not an object)")
     if notebook.get("nbformat") == 3 and isinstance(notebook.get("worksheets"), list):
         try:
             import nbformat                  # JupyterLab's own; needed only for nbformat 3
             notebook = nbformat.convert(nbformat.from_dict(notebook), 4)
         except Exception as error:                                  # nbformat's own message
-            raise ValueError(f"{path} is an nbformat 3 notebook nbformat cannot upgrade ({error})") from None
+            raise ValueError(f"{name} is an nbformat 3 notebook nbformat cannot upgrade ({error})") from None
     if not isinstance(notebook.get("cells"), list):
-        raise ValueError(f"{path} is JSON but not a notebook (no list of cells)")
+        raise ValueError(f"{name} is JSON but not a notebook (no list of cells)")
     return notebook
 
 
@@ -254,12 +257,12 @@ def load(found: Found) -> Submission:
     """A :class:`Submission` with its cells, exercises, language and sha256 (``problem`` when unreadable)."""
     where = dict(student=found.student, assignment=found.assignment, shown=found.shown or Path(found.path).name)
     try:
-        data = read_bytes(found.path)
+        data = read_bytes(found.path, where["shown"])
     except ValueError as error:
         return Submission(found.path, exercises=exercises_for(found.path, None, []), problem=str(error), **where)
     digest = hashlib.sha256(data).hexdigest()
     try:
-        notebook = read_notebook(found.path, data)
+        notebook = read_notebook(found.path, data, where["shown"])
     except ValueError as error:
         return Submission(found.path, exercises=exercises_for(found.path, None, []), problem=str(error), sha256=digest, **where)
     cells = code_cells(notebook)
