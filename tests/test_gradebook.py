@@ -7,6 +7,7 @@ so every way one submission can fail is tried in a second (tests/test_grader_cla
 grades a class for real).
 """
 import concurrent.futures
+import concurrent.futures.process
 import csv
 import hashlib
 import os
@@ -231,6 +232,13 @@ def fake_grade(sub, *limits):
 def run_batch(tmp_path, monkeypatch, students, *options):
     monkeypatch.setattr(cli, "ProcessPoolExecutor", InProcess)
     monkeypatch.setattr(cli, "grade_submission", fake_grade)
+    grade_one = cli._grade_one
+
+    def worker(found):                          # a worker process killed under one submission
+        if found.student == "brokenpool":
+            raise concurrent.futures.process.BrokenProcessPool("a worker died")
+        return grade_one(found)
+    monkeypatch.setattr(cli, "_grade_one", worker)
     monkeypatch.setattr("course_lib.grading.sandbox.probe", lambda uid, disk: (True, "test sandbox"))
     monkeypatch.setitem(cli._worker, "limits", None)
     monkeypatch.setitem(cli._worker, "uid", 0)
@@ -244,7 +252,7 @@ def run_batch(tmp_path, monkeypatch, students, *options):
 
 
 def test_whatever_grading_one_submission_raises_the_batch_writes_everything(tmp_path, monkeypatch, capsys):
-    students = ["baseexception", "systemexit", "recursion", "malformed", "honest", "linked"]
+    students = ["baseexception", "systemexit", "recursion", "malformed", "honest", "linked", "brokenpool"]
     (tmp_path / "out" / "fb").mkdir(parents=True)
     (tmp_path / "out" / "fb" / "linked.md").symlink_to(tmp_path / "precious.md")
     status, out = run_batch(tmp_path, monkeypatch, students)
@@ -254,7 +262,8 @@ def test_whatever_grading_one_submission_raises_the_batch_writes_everything(tmp_
     for row in rows:
         by.setdefault(row["student"], []).append(row)
     assert sorted(by) == sorted(students) and all(len(r) == 3 for r in by.values())
-    for student, kind in (("baseexception", "Bye: bye"), ("systemexit", "SystemExit: 3"), ("recursion", "RecursionError: deep")):
+    for student, kind in (("baseexception", "Bye: bye"), ("systemexit", "SystemExit: 3"), ("recursion", "RecursionError: deep"),
+                          ("brokenpool", "BrokenProcessPool: a worker died")):
         assert {r["reason"] for r in by[student]} == {f"{gradebook.GRADER_FAILED} ({kind})"}, by[student]
     assert {r["passed"] for r in by["honest"] + by["malformed"] + by["linked"]} == {"True"}
     assert "cell None, line ?: " in (out / "fb" / "malformed.md").read_text(encoding="utf-8")
@@ -263,13 +272,13 @@ def test_whatever_grading_one_submission_raises_the_batch_writes_everything(tmp_
     assert index["honest"]["file"] == "honest.md" and index["honest"]["passed"] == "3"
     assert not (tmp_path / "precious.md").exists() and (out / "s.csv").is_file()
     said = capsys.readouterr().out
-    assert "graded 6 submissions (18 rows in all)" in said and "1.0 s per submission on average" in said, said
+    assert "graded 7 submissions (21 rows in all)" in said and "1.0 s per submission on average" in said, said
 
     # --resume after one notebook is replaced: only it is graded again, and the line says so
     (tmp_path / "class" / "honest.ipynb").write_text(NB.replace("[]", '[{"cell_type": "markdown", "source": "v2"}]'))
     status, out = run_batch(tmp_path, monkeypatch, [], "--resume")
     said = capsys.readouterr().out
-    assert status == 0 and "graded 4 submissions now, kept 2 from before" in said, said      # 3 failures again
+    assert status == 0 and "graded 5 submissions now, kept 2 from before" in said, said      # 4 failures again
     shas = {r["student"]: r["sha256"] for r in csv.DictReader((out / "g.csv").open(encoding="utf-8"))}
     assert shas["honest"] == hashlib.sha256((tmp_path / "class" / "honest.ipynb").read_bytes()).hexdigest()
 

@@ -152,11 +152,10 @@ def _grade_one(found):
 def _grader_failed(found, error: BaseException, sub=None) -> list[dict]:
     """A row per exercise of a submission the grader could not grade, saying why."""
     if sub is None:
-        sub = submissions.Submission(found.path, found.student, assignment=found.assignment, shown=found.shown)
         try:
-            sub.exercises = submissions.exercises_for(found.path, None, [])
+            sub = submissions.load(found)             # which exercises (a notebook that cannot be read: a problem, not a raise)
         except Exception:
-            sub.exercises = ["(all)"]
+            sub = submissions.Submission(found.path, found.student, ["(all)"], assignment=found.assignment, shown=found.shown)
     reason = f"{GRADER_FAILED} ({_first_line(error)})"
     return [_row(sub, name, False, reason, 0.0) for name in sub.exercises]
 
