@@ -178,6 +178,9 @@ def test_a_file_named_like_an_option_is_refused_as_ambiguous_or_graded_after_das
     args = cli.parse(["--out", "g.csv", "--jobs", "2", "--", "--out=hijack.ipynb", "--jobs=2.ipynb", "a.ipynb"])
     assert (args.out, args.jobs, args.paths) == ("g.csv", 2, ["--out=hijack.ipynb", "--jobs=2.ipynb", "a.ipynb"])
     assert cli.parse(["-2+3.ipynb", "--out", "g.csv", "a.ipynb"]).paths == ["-2+3.ipynb", "a.ipynb"]    # no option's name
+    # the folder form: the grader lists the files itself, whatever their names
+    assert sorted(f.student for f in submissions.find(cli.parse([".", "--out", "g.csv"]).paths, print)) == [
+        "--jobs=2", "--out=hijack", "-2+3", "a"]
     for argv, said in ((["missing/", "--out", "g.csv"], "no such file or folder: missing/"),
                        (["a.ipynb", "--ou=g.csv"], "the following arguments are required: --out")):
         with pytest.raises(SystemExit):
