@@ -282,6 +282,8 @@ def test_whatever_grading_one_submission_raises_the_batch_writes_everything(tmp_
     status, out = run_batch(tmp_path, monkeypatch, [], "--resume")
     said = capsys.readouterr().out
     assert status == 0 and "graded 5 submissions now, kept 2 from before" in said, said      # 4 failures again
+    index = {r["student"]: r for r in csv.DictReader((out / "fb" / "index.csv").open(encoding="utf-8"))}
+    assert "symbolic link" in index["linked"]["note"] and index["malformed"]["file"] == "malformed.md"   # kept ones too
     shas = {r["student"]: r["sha256"] for r in csv.DictReader((out / "g.csv").open(encoding="utf-8"))}
     assert shas["honest"] == hashlib.sha256((tmp_path / "class" / "honest.ipynb").read_bytes()).hexdigest()
 

@@ -258,8 +258,9 @@ def main(argv=None) -> int:
                 notes[f.path] = _write_feedback(folder / names[f.path], f, *results[f.path][:2])
     if folder is not None:                      # resumed submissions had theirs written before
         for f in found:
-            if f.path not in notes and not (folder / names[f.path]).exists():
-                notes[f.path] = _write_feedback(folder / names[f.path], f, *results[f.path][:2])
+            target = folder / names[f.path]
+            if f.path not in notes and (target.is_symlink() or not target.exists()):
+                notes[f.path] = _write_feedback(target, f, *results[f.path][:2])
     order = [f.path for f in found]
     rows = [row for path in order for row in results[path][0]]
     try:
