@@ -39,7 +39,7 @@ from course_lib.grading.submissions import code_cells, read_notebook
 from _grading import (CH03, IS_ROOT, ROOT, SOLUTIONS, CpuHog, chapter03, guarded_mask, needs_bwrap, notebook, rows_by,
                       run_grader, solution, unprivileged_user)
 
-pytestmark = needs_bwrap              # every test here grades in real sandboxes
+pytestmark = [needs_bwrap, pytest.mark.sandbox]  # every test here grades in real sandboxes
 
 SHM_KEY = 0x0C0FFEE0 + os.getpid() % 1000
 SHM_FILE = Path(f"/dev/shm/answer-{os.getpid()}")

@@ -16,6 +16,7 @@ from _grading import (CH03, GRADE, IMPORTS, IS_ROOT, SOLUTIONS, SOLUTIONS_ZH, ch
 
 
 @needs_bwrap
+@pytest.mark.sandbox
 def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
@@ -26,6 +27,7 @@ def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
 
 
 @needs_bwrap
+@pytest.mark.sandbox
 def test_resume_keeps_the_rows_of_an_unchanged_notebook_and_a_file_named_like_an_option_is_graded(tmp_path):
     done = chapter03(tmp_path / "done" / "03_attention.ipynb")
     replaced = chapter03(tmp_path / "replaced" / "03_attention.ipynb")
