@@ -158,6 +158,13 @@ def test_sys_exit_in_the_function_is_a_hint():
     ("layer_norm", lambda x, eps=1e-5: torch.nn.functional.layer_norm(x, x.shape[-1:], eps=eps), "layer_norm"),
     ("cross_entropy", lambda z, t: torch.nn.functional.cross_entropy(z.reshape(-1, z.shape[-1]), t.reshape(-1)), "cross_entropy"),
     ("byte_table", lambda: __import__("course_lib.tokens.bpe", fromlist=["x"]).byte_to_char(), "byte_to_char"),
+    # the same kernels by other doors: torch.special, torch.ops.aten and its overloads
+    ("stable_softmax", lambda z: torch.special.softmax(z, -1), "special_softmax"),
+    ("stable_softmax", lambda z: torch.ops.aten._softmax.default(z, -1, False), "_softmax.default"),
+    ("layer_norm", lambda x, eps=1e-5: torch.ops.aten.native_layer_norm.default(x, x.shape[-1:], None, None, eps)[0],
+     "native_layer_norm.default"),
+    ("attention_head", lambda q, k, v: (torch.ops.aten.scaled_dot_product_attention(q, k, v, is_causal=True), None),
+     "scaled_dot_product_attention"),
 ])
 def test_from_scratch_exercises_refuse_the_courses_answer(name, fn, called):
     result = check(name, fn)

@@ -2,6 +2,7 @@
 named like an option, no bwrap, a kernel that refuses namespaces, how submissions are named and
 read, how its workers start.
 """
+import hashlib
 import os
 import subprocess
 import sys
@@ -17,28 +18,35 @@ pytestmark = pytest.mark.sandbox        # the class grader's runs: make test-all
 
 
 @needs_bwrap
+@pytest.mark.sandbox
 def test_an_out_that_is_a_symlink_is_refused_and_its_target_kept(tmp_path):
     target = tmp_path / "precious.txt"
     target.write_text("keep me")
     (tmp_path / "grades.csv").symlink_to(target)
-    run = run_grader([str(tmp_path / "nothing.ipynb"), "--out", str(tmp_path / "grades.csv")])
+    run = run_grader([str(notebook(tmp_path / "a.ipynb", [IMPORTS])), "--out", str(tmp_path / "grades.csv")])
     assert run.returncode == 2 and "symbolic link" in run.stderr, run.stderr
     assert target.read_text() == "keep me"
 
 
 @needs_bwrap
-def test_resume_keeps_the_rows_already_there_and_a_file_named_like_an_option_is_graded(tmp_path):
-    chapter03(tmp_path / "done" / "03_attention.ipynb")
+@pytest.mark.sandbox
+def test_resume_keeps_the_rows_of_an_unchanged_notebook_and_a_file_named_like_an_option_is_graded(tmp_path):
+    done = chapter03(tmp_path / "done" / "03_attention.ipynb")
+    replaced = chapter03(tmp_path / "replaced" / "03_attention.ipynb")
     notebook(tmp_path / "-2+3.ipynb", [IMPORTS, "def split_heads(x, n_head):\n    raise NotImplementedError"])
-    kept = [{"student": "03_attention", "submission": "done/03_attention.ipynb", "exercise": n, "passed": True,
-             "reason": "passed", "seconds": 0.5} for n in CH03]
+    kept = [{"student": student, "assignment": "03_attention", "submission": f"{student}/03_attention.ipynb", "exercise": n,
+             "passed": True, "reason": "passed", "seconds": 0.5, "sha256": hashlib.sha256(done.read_bytes()).hexdigest()}
+            for student in ("done", "replaced") for n in CH03]
     (tmp_path / "grades.csv.partial").write_text(gradebook.csv_line(gradebook.FIELDS)
                                                  + "".join(gradebook.csv_line(r.values()) for r in kept))
-    run = run_grader(["done", "-2+3.ipynb", "--out", "grades.csv", "--resume"], cwd=tmp_path)
+    replaced.write_text(replaced.read_text().replace("diagonal=1", "diagonal=0"))     # after it was graded
+    run = run_grader(["done", "replaced", "-2+3.ipynb", "--out", "grades.csv", "--resume"], cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "graded 2 submissions now, kept 1 from before" in run.stdout, run.stdout
     by = rows_by(tmp_path / "grades.csv")
-    assert [r["seconds"] for r in by["03_attention"].values()] == ["0.5"] * 3       # not graded again
-    assert by["'-2+3"]["split_heads"]["reason"] == "not attempted"                  # escaped, and graded
+    assert [r["seconds"] for r in by["done"].values()] == ["0.5"] * 3                 # not graded again
+    assert by["replaced"]["make_causal_mask"]["passed"] == "False"                    # graded again: it changed
+    assert by["'-2+3"]["split_heads"]["reason"] == "not attempted"                    # escaped, and graded
     assert by["'-2+3"]["make_causal_mask"]["reason"] == "no function named make_causal_mask in the notebook"
     assert not (tmp_path / "grades.csv.partial").exists()
 
@@ -69,15 +77,19 @@ def test_without_bwrap_the_grader_says_how_to_install_it_and_a_refusing_kernel_i
 def test_submissions_are_named_and_read_by_their_folder_metadata_name_or_content(tmp_path):
     nbgrader = chapter03(tmp_path / "course" / "submitted" / "alice" / "ps1" / "03_attention.ipynb")
     flat = chapter03(tmp_path / "flat" / "-2+3.ipynb", chapter=None)
-    assert submissions.find([tmp_path / "course"]) == [(str(nbgrader), "alice")]
-    assert submissions.find([nbgrader, tmp_path / "flat"]) == [(str(nbgrader), "alice"), (str(flat), "-2+3")]
-    assert submissions.load(str(flat), "x").exercises == CH03                          # by its code
+    named = lambda paths: [(f.path, f.student, f.assignment) for f in submissions.find(paths)]
+    assert named([tmp_path / "course"]) == [(str(nbgrader), "alice", "ps1")]
+    assert named([tmp_path / "flat"]) == [(str(flat), "-2+3", "")]                   # the class folder
+    # named beside another PATH (a shell's class/*), a folder of notebooks is one student's
+    assert named([nbgrader, tmp_path / "flat"]) == [(str(nbgrader), "alice", "ps1"), (str(flat), "flat", "-2+3")]
+    load = lambda path: submissions.load(submissions.Found(str(path), "s"))
+    assert load(flat).exercises == CH03                                                # by its code
     other = notebook(tmp_path / "x.ipynb", ["def layer_norm(x):\n    pass"], chapter="03")
-    assert submissions.load(str(other), "x").exercises == CH03                         # metadata first
+    assert load(other).exercises == CH03                                               # metadata first
     for path in SOLUTIONS:                          # one notebook per chapter, or one holding them all
-        assert submissions.load(str(path), "s").exercises, path
-    assert sorted(n for p in SOLUTIONS for n in submissions.load(str(p), "s").exercises) == sorted(EXERCISES)
-    assert {submissions.load(str(p), "s").language for p in SOLUTIONS_ZH} == {"zh"}
+        assert load(path).exercises, path
+    assert sorted(n for p in SOLUTIONS for n in load(p).exercises) == sorted(EXERCISES)
+    assert {load(p).language for p in SOLUTIONS_ZH} == {"zh"}
     assert gradebook.escape_cell("=1+1") == "'=1+1" and gradebook.escape_cell("passed") == "passed"
 
 

@@ -18,7 +18,7 @@ shows its one line. A check never raises, has a time limit per call and leaves n
 behind (``guard``). To grade learners' notebooks, use the class grader (``course_lib.grading``), which
 runs each one in its own sandbox and keeps the checkers out of its reach::
 
-    python -m course_lib.grading submitted/ --out ~/grading/grades.csv --feedback ~/grading/feedback
+    python -m course_lib.grading ~/course --out ~/grading/grades.csv --feedback ~/grading/feedback
 
 :func:`check_notebook` runs a notebook's exercise cells (those tagged ``exercise``) in THIS
 process: for the course's own notebooks (the tests), never for a learner's.

@@ -13,7 +13,11 @@ grader (``course_lib.grading``). Not taught. Four guards:
   dtype, grad mode, the course's language and the torch / numpy / Python random generators as
   it found them, whatever the learner's function did to them.
 * :func:`watch_calls` — notes a call, made while the learner's function runs, of the course's
-  reference for that exercise or of the torch function the statement rules out ("from scratch").
+  reference for that exercise or of the torch function the statement rules out ("from scratch"),
+  by whichever door (``torch``, ``torch.nn.functional``, ``torch.special``, ``torch.ops.aten``).
+  It runs in the learner's own process, so it catches a mistake, not a cheat: code that copies
+  the course's source, or switches the watch off, is not seen (docs/instructors.md says which
+  checks are enforced and which are honour-level).
 """
 from __future__ import annotations
 
@@ -213,11 +217,23 @@ class Watch:
                 verdict = self.codes[code] = self._ruled_out(code)
             if verdict and self.first is None:
                 self.first = verdict
-        elif event == "c_call" and self.torch and getattr(arg, "__name__", None) in self.torch and self.first is None:
+            if self.torch and code.co_name == "__call__" and code.co_filename.replace("\\", "/").endswith("torch/_ops.py"):
+                name = str(getattr(frame.f_locals.get("self"), "__name__", ""))     # torch.ops.aten.X.default
+                if _torch_name(name) in self.torch and self.first is None:
+                    self.first = f"torch's {name}"
+        elif event == "c_call" and self.torch and _torch_name(getattr(arg, "__name__", None)) in self.torch and self.first is None:
             owner = getattr(arg, "__self__", None)
             module = getattr(arg, "__module__", None) or getattr(owner, "__name__", "") or ""
             if isinstance(owner, torch.Tensor) or str(module).startswith("torch"):
                 self.first = f"torch's {arg.__name__}"
+
+
+def _torch_name(name) -> str:
+    """The name a compiled torch function is ruled out by: ``special_softmax`` (torch.special) is
+    ``softmax``, ``native_layer_norm.default`` (an overload of torch.ops.aten) is
+    ``native_layer_norm``, every ``_scaled_dot_product_…`` kernel is ``scaled_dot_product_attention``."""
+    name = str(name or "").split(".")[0].removeprefix("special_")
+    return "scaled_dot_product_attention" if "scaled_dot_product" in name else name
 
 
 @contextlib.contextmanager

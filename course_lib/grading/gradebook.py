@@ -1,36 +1,48 @@
-"""The grader's output: the gradebook CSV, the per-student summary and the feedback files.
+"""The grader's output: the gradebook CSV and the summary (``grading.feedback``: the feedback files).
 
 Used by ``grading.cli``. Not taught. Everything is written for the instructor's eyes only
 (files 0600, folders 0700) and nothing of it is ever inside a submission's sandbox.
 
+* :func:`visible`: control, bidi-override and zero-width characters (a name that reads
+  backwards, or two names that look the same) are written as ``<U+202E>`` in every output.
 * Every cell is escaped by OWASP's CSV-injection rule: a value that begins with ``=``, ``+``,
   ``-``, ``@``, a tab or a carriage return gets a leading ``'``, and every field is quoted.
 * Rows are appended to ``<out>.partial`` as each submission finishes (flushed, fsynced);
-  ``--resume`` keeps the submissions already complete there. At the end the rows are written, in
-  command-line order, to a temporary file beside ``--out`` and renamed onto it (atomic). A
-  ``--out`` (or its ``.partial``) that is a symbolic link is refused, never followed.
-* The summary has one row per student: ``student,passed,attempted,total``.
-* A feedback file is named after the student (and the notebook when a student has several);
-  every string that came from a submission is escaped so that it shows as text.
+  ``--resume`` keeps the submissions already complete there whose notebook is unchanged (same
+  path, same sha256). At the end the rows are written, in command-line order, to a temporary
+  file beside ``--out`` and renamed onto it (atomic). A ``--out`` (or its ``.partial``) that is
+  a symbolic link is refused, never followed.
+* The summary has one row per student and assignment: ``student,assignment,passed,attempted,total``.
 """
 from __future__ import annotations
 
 import csv
-import html
 import io
 import os
 import re
 from pathlib import Path
 
-FIELDS = ["student", "submission", "exercise", "passed", "reason", "seconds"]
-SUMMARY_FIELDS = ["student", "passed", "attempted", "total"]
+FIELDS = ["student", "assignment", "submission", "exercise", "passed", "reason", "seconds", "sha256"]
+SUMMARY_FIELDS = ["student", "assignment", "passed", "attempted", "total"]
 NOT_ATTEMPTED = "not attempted"
+GRADER_FAILED = "the grader failed on this submission"     # a reason --resume never keeps: graded again
 RISKY = ("=", "+", "-", "@", "\t", "\r")
+# C0 and C1 controls, soft hyphen, Arabic letter mark, Mongolian vowel separator, zero-width
+# space/joiners and LRM/RLM, line and paragraph separators, bidi embeddings and overrides, word
+# joiner, invisible operators and bidi isolates, BOM, interlinear annotations, tags, and lone
+# surrogates (a file name that is not UTF-8): a fixed list, the same on every Python
+INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\xad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f"
+                       "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff]")
+
+
+def visible(text, keep: str = "") -> str:
+    """``text`` with every :data:`INVISIBLE` character but those in ``keep`` written as ``<U+XXXX>``."""
+    return INVISIBLE.sub(lambda m: m.group() if m.group() in keep else f"<U+{ord(m.group()):04X}>", str(text))
 
 
 def escape_cell(value) -> str:
-    """A CSV cell a spreadsheet shows as text, never runs as a formula (OWASP)."""
-    text = str(value)
+    """A CSV cell a spreadsheet shows as text, never runs as a formula (OWASP), every character visible."""
+    text = visible(value)
     return "'" + text if text.startswith(RISKY) else text
 
 
@@ -66,7 +78,9 @@ def private_folder(path: Path) -> Path:
 
 
 class Gradebook:
-    """``--out``: rows appended to ``<out>.partial`` as they come, the finished file renamed in."""
+    """``--out``: rows appended to ``<out>.partial`` as they come, the finished file renamed in.
+    With ``resume``, :attr:`done` holds the rows already in ``<out>.partial`` (or a finished
+    ``<out>``); :meth:`start` writes a fresh partial with the rows kept, then rows are added."""
 
     def __init__(self, out: str, resume: bool):
         self.out = Path(out)
@@ -74,33 +88,37 @@ class Gradebook:
         refuse_symlink(self.out, "--out")
         refuse_symlink(self.partial, "the partial gradebook")
         self.out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.done: dict[str, list[dict]] = {}          # submission path -> its rows already there
-        if resume:
-            self.done = self._read_partial()
-        elif self.partial.exists():
-            self.partial.unlink()
-        fresh = not self.partial.exists()
-        self.file = open_private(self.partial, append=True)
-        if fresh:
-            self.file.write(csv_line(FIELDS))
+        self.done: dict[str, list[dict]] = self._read() if resume else {}    # submission (as written) -> rows
+        self.file = None
 
-    def _read_partial(self) -> dict[str, list[dict]]:
+    def _read(self) -> dict[str, list[dict]]:
         source = self.partial if self.partial.exists() else self.out
         if not source.exists():
             return {}
         refuse_symlink(source, "the gradebook to resume")
         rows: dict[str, list[dict]] = {}
-        with source.open(encoding="utf-8", newline="") as handle:
+        with source.open(encoding="utf-8", newline="", errors="replace") as handle:
             for row in csv.DictReader(handle):
                 if all(row.get(k) is not None for k in FIELDS):          # a line cut short by a crash: dropped
                     row = {k: unescape_cell(row[k] or "") for k in FIELDS}
                     rows.setdefault(row["submission"], []).append(row)
-        if source == self.out:                       # a finished gradebook: carried into a new partial
-            with open_private(self.partial, append=False) as partial:
-                partial.write(csv_line(FIELDS))
-                for own in rows.values():
-                    partial.writelines(csv_line(r[k] for k in FIELDS) for r in own)
         return rows
+
+    def kept(self, path: str, sha256: str, count: int) -> list[dict] | None:
+        """The rows to keep for the notebook at ``path`` whose bytes have ``sha256`` and which is
+        graded on ``count`` exercises: those already there when they are complete, of these very
+        bytes and none a failure of the grader's own; else None (graded again)."""
+        rows = self.done.get(visible(path))
+        if (rows and sha256 and len(rows) == count and all(r["sha256"] == sha256 for r in rows)
+                and not any(r["reason"].startswith(GRADER_FAILED) for r in rows)):
+            return rows
+        return None
+
+    def start(self, kept: list[list[dict]]) -> None:
+        """A fresh ``<out>.partial`` holding the rows kept from before (renamed in: a crash meanwhile
+        leaves the old one); rows are added to it."""
+        write_csv(self.partial, FIELDS, ([r[k] for k in FIELDS] for rows in kept for r in rows), "the partial gradebook")
+        self.file = open_private(self.partial, append=True)
 
     def add(self, rows: list[dict]) -> None:
         """One submission's rows, on disk before the next submission's."""
@@ -110,93 +128,33 @@ class Gradebook:
 
     def finish(self, order: list[str], rows_by_path: dict[str, list[dict]]) -> None:
         """All rows, in command-line order, renamed onto ``--out`` in one step."""
-        self.file.close()
-        temporary = self.out.with_name(f".{self.out.name}.{os.getpid()}.tmp")
-        with open_private(temporary, append=False) as final:
-            final.write(csv_line(FIELDS))
-            for path in order:
-                final.writelines(csv_line(r[k] for k in FIELDS) for r in rows_by_path.get(path, []))
-            final.flush()
-            os.fsync(final.fileno())
-        refuse_symlink(self.out, "--out")
-        os.replace(temporary, self.out)
+        if self.file is not None:
+            self.file.close()
+        write_csv(self.out, FIELDS, ([r[k] for k in FIELDS] for path in order for r in rows_by_path.get(path, [])), "--out")
         self.partial.unlink(missing_ok=True)
 
 
 def write_summary(path: str, rows: list[dict]) -> None:
-    """One row per student: exercises passed, attempted (not "not attempted"), graded."""
+    """One row per student and assignment: exercises passed, attempted (not "not attempted"), graded."""
     target = Path(path)
-    refuse_symlink(target, "--summary")
-    per: dict[str, list[int]] = {}
+    per: dict[tuple[str, str], list[int]] = {}
     for row in rows:
-        counts = per.setdefault(row["student"], [0, 0, 0])
+        counts = per.setdefault((visible(row["student"]), visible(row.get("assignment", ""))), [0, 0, 0])
         counts[0] += str(row["passed"]) == "True"
         counts[1] += row["reason"] != NOT_ATTEMPTED
         counts[2] += 1
+    write_csv(target, SUMMARY_FIELDS, [[*key, *counts] for key, counts in per.items()], "--summary")
+
+
+def write_csv(target: Path, header: list[str], lines, what: str) -> None:
+    """A whole CSV file (escaped), written beside ``target``, on disk, then renamed onto it in one
+    step (a reader never sees half of it); a ``target`` that is a symbolic link is refused."""
+    refuse_symlink(target, what)
     temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     with open_private(temporary, append=False) as out:
-        out.write(csv_line(SUMMARY_FIELDS))
-        out.writelines(csv_line([student, *counts]) for student, counts in per.items())
+        out.write(csv_line(header))
+        out.writelines(csv_line(line) for line in lines)
+        out.flush()
+        os.fsync(out.fileno())
+    refuse_symlink(target, what)
     os.replace(temporary, target)
-
-
-# ---------------------------------------------------------------------------- feedback
-
-def safe_name(text: str) -> str:
-    """A file name made of ``text``'s letters, digits, ``-``, ``_`` and ``.``; never hidden, never empty."""
-    name = re.sub(r"[^\w.-]+", "_", text).strip("._") or "submission"
-    return name[:100]
-
-
-def _inline(text: str) -> str:
-    """Learner text inside a Markdown line: HTML escaped, Markdown's punctuation backslashed."""
-    return re.sub(r"([\\`*_{}\[\]()#+\-.!|~>])", r"\\\1", html.escape(str(text))).replace("\n", " ")
-
-
-def _block(text: str) -> list[str]:
-    """Learner text as a fenced block (longer than any run of backticks in it): shown, never rendered."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return [fence, text, fence]
-
-
-# the feedback's own words, in the notebook's language (the hints come from the checkers)
-FRAME = {"en": {"notebook": "Notebook", "passed": "exercises passed.", "cells": "Cells that raised an error"},
-         "zh": {"notebook": "笔记本", "passed": "道练习通过。", "cells": "运行出错的单元格"}}
-
-
-def feedback_markdown(student: str, path: str, rows: list[dict], cell_errors: list[dict]) -> str:
-    """What the learner would have seen, as Markdown: score, each check's lines, cell errors."""
-    words = FRAME.get(rows[0].get("language", "en") if rows else "en", FRAME["en"])
-    score = sum(str(r["passed"]) == "True" for r in rows)
-    lines = [f"# {_inline(student)}", "", f"{words['notebook']}: {_inline(path)}", "",
-             f"**{score}/{len(rows)}** {words['passed']}", ""]
-    for row in rows:
-        lines += [f"## {_inline(row['exercise'])}", "", *_block(row.get("message") or row["reason"]), ""]
-    if cell_errors:
-        lines += [f"## {words['cells']}", ""]
-        lines += _block("\n".join(f"cell {e['cell']}, line {e['line']}: {e['error']}" for e in cell_errors)) + [""]
-    return "\n".join(lines)
-
-
-def feedback_names(submissions: list[tuple[str, str]]) -> dict[str, str]:
-    """path -> file name: ``<student>.md``, or ``<student>_<notebook>.md`` for a student with several."""
-    count: dict[str, int] = {}
-    for _, student in submissions:
-        count[student] = count.get(student, 0) + 1
-    names, used = {}, set()
-    for path, student in submissions:
-        base = safe_name(student) + ("" if count[student] == 1 else "_" + safe_name(Path(path).stem))
-        name, n = base, 1
-        while name.lower() in used:
-            n += 1
-            name = f"{base}_{n}"
-        used.add(name.lower())
-        names[path] = name + ".md"
-    return names
-
-
-def write_feedback(target: Path, text: str) -> None:
-    refuse_symlink(target, "the feedback file")
-    with open_private(target, append=False) as out:
-        out.write(text)
