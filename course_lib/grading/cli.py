@@ -106,21 +106,46 @@ def _workers_context():
     return context
 
 
+def die_with_parent() -> None:
+    """This process gets SIGKILL when its parent ends, SIGKILL of the grader included (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing): the grader's fork server and resource tracker die
+    with the grader, its workers with the fork server, their sandboxes with them (bwrap's
+    --die-with-parent)."""
+    import ctypes
+    import signal
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:                              # the parent ended before that
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _start_worker(limits, namespaces: bool) -> None:
     from .sandbox import claim_uid
+    die_with_parent()
     gc.freeze()         # what the fork server imported: never walked by this worker's collections
     _worker.update(uid=claim_uid(), limits=limits, namespaces=namespaces)
 
 
 def _grade_one(path: str, student: str):
-    sub = submissions.load(path, student)
-    return grade_submission(sub, _worker["limits"], _worker["uid"], _worker["namespaces"])
+    try:
+        sub = submissions.load(path, student)
+        return grade_submission(sub, _worker["limits"], _worker["uid"], _worker["namespaces"])
+    except BaseException as error:       # whatever a submission makes the grader raise: its rows, not a lost batch
+        return _grader_failed(path, student, error), []
 
 
 def _grader_failed(path: str, student: str, error: BaseException) -> list[dict]:
-    sub = submissions.load(path, student)
-    reason = f"the grader failed on this submission ({type(error).__name__}: {error})"
-    return [_row(sub, name, False, reason, 0.0) for name in sub.exercises]
+    reason = f"the grader failed on this submission ({type(error).__name__}: {str(error)[:300]})"
+    try:
+        sub = submissions.load(path, student)
+        return [_row(sub, name, False, reason, 0.0) for name in sub.exercises]
+    except BaseException as again:
+        sub = submissions.Submission(path=path, student=student, problem=type(again).__name__)
+        return [_row(sub, "-", False, reason, 0.0)]
 
 
 def parse(argv):
@@ -207,7 +232,10 @@ def _progress(iterable, total: int, already: int):
 
 
 def _write_feedback(target: Path, path: str, student: str, rows: list[dict], cell_errors: list[dict]) -> None:
-    gradebook.write_feedback(target, gradebook.feedback_markdown(student, path, rows, cell_errors))
+    try:
+        gradebook.write_feedback(target, gradebook.feedback_markdown(student, path, rows, cell_errors))
+    except (OSError, ValueError) as error:          # e.g. a symbolic link in its place: said, never followed
+        print(f"python -m course_lib.grading: feedback for {path} not written: {error}", file=sys.stderr, flush=True)
 
 
 def _print_summary(rows: list[dict], count: int, elapsed: float, args, isolation: str) -> None:

@@ -117,10 +117,10 @@ def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
     return args + ["--", setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 
 
-def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[str]:
+def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int, seccomp_fd: int | None = None) -> list[str]:
     """The command that builds a submission's sandbox (the learner's command follows it). As
     root, bwrap itself runs as ``uid`` (:func:`as_user`): a bwrap run by root does not enforce
-    the sandbox's process limit."""
+    the sandbox's process limit. ``seccomp_fd``: a pipe holding :func:`seccomp_filter`."""
     from ..data import data_dir
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--ro-bind", "/usr", "/usr"]
@@ -134,11 +134,14 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[s
             args += ["--ro-bind", path, path]
     args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
              "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]   # torch reads the CPU's features
-    args += ["--proc", "/proc", "--dev", "/dev",
+    # /dev read-only (its device nodes still work): bwrap's own /dev is a tmpfs without a size
+    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
     for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
         args += ["--ro-bind", path, path]
     args += ["--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
         args += ["--setenv", name, value]
     return args
@@ -149,6 +152,44 @@ def sandbox_env(home: str, data: str) -> dict:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home, "MPLBACKEND": "Agg",
             "MPLCONFIGDIR": os.path.join(home, ".matplotlib"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "COURSE_DATA_DIR": data}
+
+
+# seccomp: the system calls that would create memory no per-process limit counts, refused
+# (EPERM): SysV shared memory (shmget), anonymous memory files (memfd_create, memfd_secret).
+# Files in /tmp and /dev/shm are bounded by their tmpfs sizes instead.
+_ARCH = {"x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319, "memfd_secret": 447}),
+         "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279, "memfd_secret": 447})}
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """bubblewrap's ``--seccomp`` program (classic BPF, struct sock_filter[]) for this machine's
+    architecture; None on another one (the limits then count private memory only). A system
+    call of another architecture's ABI (x86's 32-bit or x32 calls) ends the process."""
+    import platform
+    import struct
+    arch = _ARCH.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit, denied = arch
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06              # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, kill, refuse = 0x7FFF0000, 0x80000000, 0x00050000 | 1       # SECCOMP_RET_ALLOW, _KILL_PROCESS, _ERRNO|EPERM
+    numbers = sorted(denied.values())
+    prog = [(load, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, kill), (load, 0, 0, 0),
+            (jge, len(numbers) + 1, 0, 0x40000000)]          # x32 calls: refused
+    prog += [(jeq, len(numbers) - i, 0, n) for i, n in enumerate(numbers)]
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, refuse)]
+    return b"".join(struct.pack("<HBBI", *op) for op in prog)
+
+
+def _seccomp_pipe() -> int | None:
+    """A pipe's read end holding :func:`seccomp_filter` (bwrap reads it once), or None."""
+    program = seccomp_filter()
+    if program is None:
+        return None
+    read, write = os.pipe()
+    os.write(write, program)                  # a few hundred bytes: far below a pipe's buffer
+    os.close(write)
+    return read
 
 
 def pipe_contents(fd: int, limit: int = 1 << 16) -> bytes:
@@ -172,12 +213,19 @@ class Sandbox:
         learner = [sys.executable, "-I", "-m", "course_lib.grading.learner", str(theirs.fileno())]
         self.root_pid = None                      # the process whose tree is the submission
         if namespaces:
+            from ..data import data_dir
             info_read, info_write = os.pipe()
-            command = bwrap_command(require_bwrap(), uid, disk_bytes, info_write) + learner
-            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), info_write], cwd="/",
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.PIPE)
-            os.close(info_write)
+            seccomp = _seccomp_pipe()
+            command = bwrap_command(require_bwrap(), uid, disk_bytes, info_write, seccomp) + learner
+            try:       # bwrap's own environment too: it is PID 1 inside, and /proc/1/environ shows it
+                self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), info_write] + [seccomp] * (seccomp is not None),
+                                                cwd="/", env=sandbox_env("/tmp", str(data_dir())),
+                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.PIPE)
+            finally:
+                os.close(info_write)
+                if seccomp is not None:
+                    os.close(seccomp)
             self.root_pid = _child_pid(info_read)
             self.tmp = None
         else:                                     # the kernel refused the namespaces (said once, in the summary)
@@ -194,24 +242,14 @@ class Sandbox:
             self.root_pid = self.process.pid
         theirs.close()
 
+    def usage(self, memory: bool = False):
+        """What the submission's processes use now (``grading.usage``): CPU seconds, seconds spent
+        waiting for a CPU, memory. Machine load does not change the CPU seconds."""
+        from .usage import usage
+        return usage(self.root_pid, memory)
+
     def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the submission's processes have used so far: every
-        process of its tree, and the children they waited for. Machine load does not change it."""
-        total, todo, seen = 0, [self.root_pid], set()
-        while todo:
-            pid = todo.pop()
-            if pid in seen:
-                continue
-            seen.add(pid)
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-                total += sum(int(f) for f in fields[11:15])          # utime stime cutime cstime
-                with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
-                    todo += [int(c) for c in children.read().split()]
-            except (OSError, ValueError, IndexError):
-                continue
-        return total / os.sysconf("SC_CLK_TCK")
+        return self.usage().cpu
 
     def error_text(self) -> str:
         """What bwrap printed when it could not start (its first line), or the last line of the
@@ -272,10 +310,14 @@ def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
     """(namespaces?, one line saying the isolation achieved): a sandbox that runs ``true``."""
     bwrap = require_bwrap()
     info_read, info_write = os.pipe()
-    command = bwrap_command(bwrap, uid, disk_bytes, info_write) + ["/bin/true"]
-    run = subprocess.run(command, pass_fds=[info_write], capture_output=True, text=True, timeout=60)
-    os.close(info_write)
-    os.close(info_read)
+    seccomp = _seccomp_pipe()
+    command = bwrap_command(bwrap, uid, disk_bytes, info_write, seccomp) + ["/bin/true"]
+    try:
+        run = subprocess.run(command, pass_fds=[info_write] + [seccomp] * (seccomp is not None), capture_output=True,
+                             text=True, timeout=60, env=sandbox_env("/tmp", "/tmp"))
+    finally:
+        for fd in (info_write, info_read) + (seccomp,) * (seccomp is not None):
+            os.close(fd)
     who = f"uid {uid}" if os.getuid() == 0 else f"your uid {uid} mapped into the namespace"
     if run.returncode == 0:
         return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "

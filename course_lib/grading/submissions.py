@@ -79,6 +79,8 @@ def read_notebook(path: str) -> dict:
         notebook = json.loads(text)
     except json.JSONDecodeError as error:
         raise ValueError(f"{path} is not valid JSON (line {error.lineno}, column {error.colno}): not a notebook") from None
+    except RecursionError:                   # JSON nested thousands deep: no notebook is
+        raise ValueError(f"{path} is JSON nested too deeply to read: not a notebook") from None
     if not isinstance(notebook, dict):
         raise ValueError(f"{path} is JSON but not a notebook (not an object)")
     if notebook.get("nbformat") == 3 and isinstance(notebook.get("worksheets"), list):
