@@ -93,7 +93,9 @@ def grade_submission(sub, limits, uid: int, namespaces: bool) -> tuple[list[dict
 # the fork server, which forks every worker from that state. The server is a fresh Python that
 # runs nothing else (no torch operation, so no thread pool, before it forks); spawn would import
 # all of it again in each worker.
-WORKER_PRELOAD = ["course_lib.grading.session", "course_lib.exercises", "course_lib.ui.language"]
+# The first one ties the server's life to the grader's.
+WORKER_PRELOAD = ["course_lib.grading.lifeline", "course_lib.grading.session", "course_lib.exercises",
+                  "course_lib.ui.language"]
 
 
 def _workers_context():

@@ -99,12 +99,15 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))
 
 
-def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
+def as_user(bwrap: str, uid: int, gid: int, paths, own_pids: bool = False) -> list[str]:
     """From root: the command prefix that runs what follows as ``uid``/``gid``, able to reach
     ``paths`` even when a folder above one is closed to others (Python under /root/.pyenv, /root
     being 0700): in a mount namespace of its own (an outer bwrap) that folder is a tmpfs
-    holding just the needed child, bound from the real one. Nothing changes outside it."""
-    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"]
+    holding just the needed child, bound from the real one. Nothing changes outside it. The
+    outer bwrap dies with its parent; with ``own_pids`` it has a PID namespace of its own, which
+    ends with it, so nothing it runs outlives it (a change of uid clears a parent-death signal).
+    Its /proc stays the host's (a fresh one there would stop a sandbox inside from mounting its own)."""
+    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"] + ["--unshare-pid"] * own_pids
     for path in sorted({os.path.abspath(p) for p in paths}):
         parts = path.split(os.sep)[1:]
         for depth in range(1, len(parts)):
@@ -117,7 +120,8 @@ def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
     return args + ["--", setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 
 
-def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int, seccomp_fd: int | None = None) -> list[str]:
+def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int | None = None,
+                  seccomp_fd: int | None = None) -> list[str]:
     """The command that builds a submission's sandbox (the learner's command follows it). As
     root, bwrap itself runs as ``uid`` (:func:`as_user`): a bwrap run by root does not enforce
     the sandbox's process limit. ``seccomp_fd``: a pipe holding :func:`seccomp_filter`."""
@@ -125,7 +129,7 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int, seccomp_f
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--ro-bind", "/usr", "/usr"]
     if os.getuid() == 0:
-        args = as_user(bwrap, uid, uid, runtime_paths()) + args
+        args = as_user(bwrap, uid, uid, runtime_paths(), own_pids=True) + args
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = "/" + top
         if os.path.islink(path):                              # merged /usr: /lib -> usr/lib
@@ -139,7 +143,7 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int, seccomp_f
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
     for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
         args += ["--ro-bind", path, path]
-    args += ["--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+    args += ["--remount-ro", "/", "--chdir", "/tmp", "--clearenv"] + ["--info-fd", str(info_fd)] * (info_fd is not None)
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
@@ -211,22 +215,18 @@ class Sandbox:
         import socket
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         learner = [sys.executable, "-I", "-m", "course_lib.grading.learner", str(theirs.fileno())]
-        self.root_pid = None                      # the process whose tree is the submission
         if namespaces:
             from ..data import data_dir
-            info_read, info_write = os.pipe()
             seccomp = _seccomp_pipe()
-            command = bwrap_command(require_bwrap(), uid, disk_bytes, info_write, seccomp) + learner
+            command = bwrap_command(require_bwrap(), uid, disk_bytes, None, seccomp) + learner
             try:       # bwrap's own environment too: it is PID 1 inside, and /proc/1/environ shows it
-                self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), info_write] + [seccomp] * (seccomp is not None),
+                self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()] + [seccomp] * (seccomp is not None),
                                                 cwd="/", env=sandbox_env("/tmp", str(data_dir())),
                                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                                 stderr=subprocess.PIPE)
             finally:
-                os.close(info_write)
                 if seccomp is not None:
                     os.close(seccomp)
-            self.root_pid = _child_pid(info_read)
             self.tmp = None
         else:                                     # the kernel refused the namespaces (said once, in the summary)
             from ..data import data_dir
@@ -238,8 +238,7 @@ class Sandbox:
                                             env=sandbox_env(self.tmp, str(data_dir())), start_new_session=True,
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.PIPE, **user)
-        if self.root_pid is None:
-            self.root_pid = self.process.pid
+        self.root_pid = self.process.pid         # the submission: every process below it (bwrap's too)
         theirs.close()
 
     def usage(self, memory: bool = False):
@@ -270,7 +269,8 @@ class Sandbox:
 
     def kill(self) -> None:
         """End the submission's process and everything it started (its PID namespace ends with it)."""
-        for pid in {self.root_pid, self.process.pid}:
+        from .usage import processes
+        for pid in processes(self.root_pid) if self.tmp is None else [self.root_pid]:
             try:
                 os.kill(pid, signal.SIGKILL) if self.tmp is None else os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -287,37 +287,17 @@ class Sandbox:
             self.tmp = None
 
 
-def _child_pid(fd: int) -> int | None:
-    """bwrap's --info-fd: the pid (in the grader's view) of the sandbox's first process."""
-    import json
-    data = b""
-    with os.fdopen(fd, "rb", buffering=0) as info:
-        while len(data) < 1 << 16:
-            chunk = info.read(4096)          # ends when bwrap closes it, or has failed
-            if not chunk:
-                return None
-            data += chunk
-            try:
-                return int(json.loads(data)["child-pid"])
-            except ValueError:
-                continue                      # not all of it yet
-            except (KeyError, TypeError):
-                return None
-    return None
-
-
 def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
     """(namespaces?, one line saying the isolation achieved): a sandbox that runs ``true``."""
     bwrap = require_bwrap()
-    info_read, info_write = os.pipe()
     seccomp = _seccomp_pipe()
-    command = bwrap_command(bwrap, uid, disk_bytes, info_write, seccomp) + ["/bin/true"]
+    command = bwrap_command(bwrap, uid, disk_bytes, None, seccomp) + ["/bin/true"]
     try:
-        run = subprocess.run(command, pass_fds=[info_write] + [seccomp] * (seccomp is not None), capture_output=True,
+        run = subprocess.run(command, pass_fds=[seccomp] * (seccomp is not None), capture_output=True,
                              text=True, timeout=60, env=sandbox_env("/tmp", "/tmp"))
     finally:
-        for fd in (info_write, info_read) + (seccomp,) * (seccomp is not None):
-            os.close(fd)
+        if seccomp is not None:
+            os.close(seccomp)
     who = f"uid {uid}" if os.getuid() == 0 else f"your uid {uid} mapped into the namespace"
     if run.returncode == 0:
         return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "
