@@ -42,6 +42,10 @@ SEND_SECONDS = 60.0       # how long the grader waits for the submission to read
 CELL_REPLY = 1 << 20      # bytes of a cell's reply (its error's first line)
 
 
+class Unexpected(wire.ProtocolError):
+    """A message that is not the reply the grader asked for (forged, stray or malformed)."""
+
+
 class OverLimit(Exception):
     """The submission as a whole used up a limit (its CPU time, its waiting, its memory)."""
 
@@ -123,16 +127,20 @@ class Session:
             reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
             defined = reply["defined"]
             if type(defined) is not dict or not all(type(v) is str for v in defined.values()):
-                raise wire.ProtocolError("a malformed list of names")
+                raise Unexpected("a malformed list of names")
             return {"cell_errors": errors, "defined": {k: v[:80] for k, v in defined.items()}}
         except OverLimit as over:
             self.kill()
             raise guard.Ended(str(over)) from None
-        except (wire.ProtocolError, wire.Timeout, OSError, KeyError, TypeError, ValueError, RuntimeError) as error:
+        except (Unexpected, KeyError, TypeError, ValueError, RuntimeError) as error:     # forged, stray or malformed
+            self.kill()
+            raise guard.Ended(f"the submission's process sent the grader a message that is not the reply it asked "
+                              f"for, while running the notebook's cells ({_said(error)})") from None
+        except (wire.ProtocolError, wire.Timeout, OSError) as error:
             why = self.sandbox.error_text() if self.sandbox else ""
             self.kill()
             raise guard.Ended(f"the submission's process ended while running the notebook's cells "
-                              f"(os._exit, a crash or a limit: {why or _said(error)})") from None
+                              f"(os._exit, a crash or a limit: {why or error})") from None
 
     def _send(self, header: dict, blobs=()) -> None:
         """Send to the submission; wire.Timeout when it stops reading."""
@@ -333,15 +341,15 @@ def _cell_error(number: int, reply: dict) -> dict | None:
     one for that cell (a forged or stray message)."""
     error, line = reply.get("error"), reply.get("line")
     if reply.get("cell") != number or type(reply.get("cell")) is not int or not (error is None or type(error) is str):
-        raise wire.ProtocolError(f"a reply that is not cell {number}'s")
+        raise Unexpected(f"a reply that is not cell {number}'s")
     if error is None:
         return None
     return {"cell": number, "error": error[:300], "line": line if type(line) is int else "-"}
 
 
 def _said(error: BaseException) -> str:
-    """An exception of the grader's reading, as a reason (a malformed message's KeyError says little)."""
-    if isinstance(error, (wire.ProtocolError, OSError)):
+    """What was wrong with a message, as a reason (a malformed message's KeyError says little)."""
+    if isinstance(error, Unexpected):
         return str(error)
     return f"a malformed message ({type(error).__name__})"
 
