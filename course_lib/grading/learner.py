@@ -6,9 +6,9 @@ Not taught. ``python -I -m course_lib.grading.learner FD``:
 1. imports torch, IPython and course_lib, then limits itself (:func:`confine`): resource limits
    (processes, memory, file size, CPU seconds, open files, no core file), set inside the
    sandbox's own user namespace, so the process limit counts this submission's processes only;
-2. runs the notebook's code cells in an IPython shell, as a kernel would, one at a time as the
-   grader sends them (the grader leaves out the check cells ``check_x(x)``), and replies with
-   each cell's error; the grader times each cell from its request to that reply;
+2. runs the notebook's code cells the grader sends (all but the check cells ``check_x(x)``) in
+   an IPython shell, in order, as a kernel would, and replies after each with its error (the
+   grader times each cell from the previous reply to its own), then with the names defined;
 3. answers ``call`` messages: the grader's checker sends the arguments (plain data, models as
    config + weights, ``grading.wire``), this process calls the learner's function and sends back
    the result as plain data, which calls of the course's own answer it noticed
@@ -174,9 +174,9 @@ def serve(conn: socket.socket) -> None:
     while True:
         header, blobs = wire.receive(conn)
         op = header.get("op")
-        if op == "cell":
-            wire.send(conn, learner.run_cell(header["number"], header["source"]))
-        elif op == "defined":
+        if op == "cells":
+            for number, source in header["cells"]:
+                wire.send(conn, learner.run_cell(number, source))
             wire.send(conn, {"defined": learner.defined()})
         elif op == "call":
             reply, out_blobs = learner.call(header, blobs)

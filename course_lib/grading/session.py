@@ -8,8 +8,8 @@ plain data and gets back plain data only (``grading.wire``): the checker, its ex
 its comparisons stay in this process, out of the submission's reach.
 
 Time is the submission's own, read by the grader from /proc (every process of its sandbox), so
-neither a loaded machine nor anything the submission sends changes it. The grader runs the
-cells one at a time: each gets ``cell_seconds`` of CPU from the grader's request to its reply,
+neither a loaded machine nor anything the submission sends changes it. The process replies
+once per cell, in order: each cell gets ``cell_seconds`` of CPU from the previous reply to its own,
 each call ``call_seconds``, each exercise ``exercise_seconds``, the whole submission
 ``submission_seconds``. A cell or call that waits instead (sleeps, blocks: neither running nor
 waiting for a CPU) is stopped once it has waited its budget plus :data:`IDLE_GRACE`; one that
@@ -38,6 +38,8 @@ from .sandbox import Limits, Sandbox
 WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget, whatever else (a machine at load 16 on 2 cores: 8)
 IDLE_GRACE = 10.0         # seconds a cell or call may wait (sleep, block) beyond its budget
 POLL = 0.25               # seconds between two readings of the submission's use of CPU and memory
+QUICK = 0.05              # a reply within this many seconds is taken without reading /proc (the
+                          # submission's totals are read at the next longer wait)
 SEND_SECONDS = 60.0       # how long the grader waits for the submission to read what it sends
 CELL_REPLY = 1 << 20      # bytes of a cell's reply (its error's first line)
 
@@ -91,8 +93,9 @@ class Session:
             raise
 
     def _start(self) -> dict:
-        """The grader runs the cells one at a time: it sends a cell, and that cell's budget runs
-        from then until its reply, whatever the submission sends meanwhile."""
+        """The cells, sent at once (check cells and cells that ran too long left out): the
+        process replies once per cell, in order, then with the names it defined. Each cell's
+        budget runs from the previous reply to its own; any other message ends the process."""
         from .learner import is_check_cell
         self.handles, self.kept = {}, []
         try:
@@ -111,10 +114,10 @@ class Session:
                 raise wire.ProtocolError("no greeting")
             self.baseline = self.sandbox.usage(memory=True).memory
             errors = [{"cell": c, "error": why, "line": "-"} for c, why in self.too_long.items()]
-            for number, source in enumerate(self.cells, 1):
-                if is_check_cell(source) or number in self.too_long:
-                    continue
-                self._send({"op": "cell", "number": number, "source": source})
+            todo = [[number, source] for number, source in enumerate(self.cells, 1)
+                    if not is_check_cell(source) and number not in self.too_long]
+            self._send({"op": "cells", "cells": todo})
+            for number, _ in todo:
                 try:
                     reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=CELL_REPLY)
                 except wire.Timeout:
@@ -123,7 +126,6 @@ class Session:
                 error = _cell_error(number, reply)
                 if error is not None:
                     errors.append(error)
-            self._send({"op": "defined"})
             reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
             defined = reply["defined"]
             if type(defined) is not dict or not all(type(v) is str for v in defined.values()):
@@ -159,8 +161,11 @@ class Session:
         cannot restart the clock (the whole reply must arrive within the same time)."""
         sock, sandbox, limits = self.sandbox.sock, self.sandbox, self.limits
         budget = min(cpu_seconds, cpu_left)
-        start, began = sandbox.usage(), time.monotonic()
+        began = time.monotonic()
         wall_end = began + WALL_FACTOR * budget + 5
+        if select.select([sock], [], [], QUICK)[0]:        # a quick reply (most cells): no need to read /proc
+            return wire.receive(sock, min(wall_end, time.monotonic() + budget + IDLE_GRACE) + 5, limit=limit)
+        start = sandbox.usage()
         while True:
             ready, _, _ = select.select([sock], [], [], POLL)
             now = sandbox.usage(memory=not ready)
