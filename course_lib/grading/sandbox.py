@@ -138,12 +138,13 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int | None = N
             args += ["--ro-bind", path, path]
     args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
              "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]   # torch reads the CPU's features
-    # /dev read-only (its device nodes still work): bwrap's own /dev is a tmpfs without a size
-    args += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev",
+    args += ["--proc", "/proc", "--dev", "/dev",
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
     for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
         args += ["--ro-bind", path, path]
-    args += ["--remount-ro", "/", "--chdir", "/tmp", "--clearenv"] + ["--info-fd", str(info_fd)] * (info_fd is not None)
+    # /dev read-only (its device nodes still work; not /dev/shm, a mount of its own): bwrap's
+    # /dev is a tmpfs without a size
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"] + ["--info-fd", str(info_fd)] * (info_fd is not None)
     if seccomp_fd is not None:
         args += ["--seccomp", str(seccomp_fd)]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
