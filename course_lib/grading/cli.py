@@ -136,6 +136,8 @@ def _grade_one(path: str, student: str):
     try:
         sub = submissions.load(path, student)
         return grade_submission(sub, _worker["limits"], _worker["uid"], _worker["namespaces"])
+    except KeyboardInterrupt:            # the instructor's Ctrl-C (a learner's is rebuilt as a plain failure)
+        raise
     except BaseException as error:       # whatever a submission makes the grader raise: its rows, not a lost batch
         return _grader_failed(path, student, error), []
 
