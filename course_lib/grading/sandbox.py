@@ -9,14 +9,18 @@ Flatpak uses) with:
   only a loopback network, and its SysV / POSIX IPC objects vanish with it;
 * a filesystem of its own: read-only /usr, the Python install, the venv, the ``course_lib``
   package and its ``data/``; a private /tmp (its working folder) and /dev/shm of ``disk_bytes``
-  each, the only places it can write; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
-  gradebook, no home folder;
+  each, the only places it can write; a fresh /proc and a minimal, read-only /dev. No
+  checkout, no solutions, no other submission, no gradebook, no home folder;
+* an environment of its own (:func:`sandbox_env`), bwrap's included (it is PID 1 inside);
+* a seccomp filter (:func:`seccomp_filter`) that refuses the memory no per-process limit
+  counts: SysV shared memory and memory files;
 * as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
   a lock file, so two submissions graded side by side never share one), bwrap itself running
   as that uid (:func:`as_user`); as a normal user: that user's uid, mapped into the new user
   namespace;
 * the process limit, memory, file size and CPU limits are set by the learner process itself,
-  inside the new user namespace, before any learner code runs (``learner.confine``).
+  inside the new user namespace, before any learner code runs (``learner.confine``); the
+  grader counts the CPU time and memory of all its processes together (``grading.usage``).
 
 When bwrap is missing, :func:`require_bwrap` says how to install it. When the kernel refuses
 the namespaces (no unprivileged user namespaces), :func:`probe` returns what runs instead (a
