@@ -57,7 +57,8 @@ import ctypes
 libc = ctypes.CDLL(None, use_errno=True)
 libc.shmat.restype = ctypes.c_void_p
 segment = libc.shmget({SHM_KEY}, 4096, 0o1666)
-ctypes.memmove(libc.shmat(segment, None, 0), b"the answer: triu(diagonal=1)", 29)
+if segment != -1:                        # the sandbox refuses SysV shared memory (seccomp): in case it did not
+    ctypes.memmove(libc.shmat(segment, None, 0), b"the answer: triu(diagonal=1)", 29)
 open("{SHM_FILE}", "w").write("triu")
 """
 
