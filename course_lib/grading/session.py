@@ -177,7 +177,7 @@ class Session:
                 raise OverLimit(f"the submission waited (slept, blocked) longer than {limits.submission_seconds:g} s in all")
             if not ready and now.memory > self.baseline + limits.memory_bytes:
                 raise OverLimit(f"the submission's processes held more than {limits.memory_bytes / (1 << 30):g} GiB "
-                                f"of memory together (its own, shared memory and files in /dev/shm)")
+                                f"of memory together (private and shared)")
             if cpu > budget or idle > budget + IDLE_GRACE or time.monotonic() > wall_end:
                 self.spent_idle += max(0.0, idle)
                 raise wire.Timeout
