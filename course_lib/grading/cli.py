@@ -109,10 +109,10 @@ def _workers_context():
 
 
 def die_with_parent() -> None:
-    """This process gets SIGKILL when its parent ends, SIGKILL of the grader included (Linux's
-    PR_SET_PDEATHSIG; elsewhere nothing): the grader's fork server and resource tracker die
-    with the grader, its workers with the fork server, their sandboxes with them (bwrap's
-    --die-with-parent)."""
+    """This process gets SIGKILL when its parent ends, SIGKILL included (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing). Called by the fork server (``grading.lifeline``) and
+    each worker: when the grader ends, the fork server ends, then its workers, then their
+    sandboxes (bwrap's --die-with-parent), then the resource tracker (its pipe closes)."""
     import ctypes
     import signal
     parent = os.getppid()
