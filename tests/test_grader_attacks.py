@@ -24,8 +24,6 @@ finishes too:
 test_no_orphans SIGKILLs a grader in the middle of a batch and finds none of its processes.
 """
 import csv
-import json
-import os
 import signal
 import subprocess
 import sys
@@ -277,11 +275,10 @@ def test_no_orphans_after_the_grader_is_killed(tmp_path):
         deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             seen.update(_descendants(grader.pid))
-            learners = [p for p in seen if b"course_lib.grading.learner" in _cmdline(p)]
-            if len(learners) >= 2:
+            if len([p for p in seen if _is_learner(p)]) >= 2:
                 break
             time.sleep(0.5)
-        assert len([p for p in seen if b"course_lib.grading.learner" in _cmdline(p)]) >= 2, "no sandbox started"
+        assert len([p for p in seen if _is_learner(p)]) >= 2, "no sandbox started"
         seen.update(_descendants(grader.pid))
     finally:
         grader.send_signal(signal.SIGKILL)
@@ -293,6 +290,11 @@ def test_no_orphans_after_the_grader_is_killed(tmp_path):
             break
         time.sleep(0.25)
     assert not left, f"{len(left)} of the grader's {len(seen)} processes outlived it: {left}"
+
+
+def _is_learner(pid: int) -> bool:
+    """The learner's Python itself (not the shell that joins a cgroup, which names it)."""
+    return _cmdline(pid).startswith(sys.executable.encode() + b"\0-I\0-m\0course_lib.grading.learner")
 
 
 def _cmdline(pid: int) -> bytes:
@@ -307,3 +309,32 @@ def _start_time(pid: int):
         return Path(f"/proc/{pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19]
     except (OSError, IndexError):
         return None
+
+
+def test_a_sandbox_is_one_memory_cgroup_where_the_system_allows_one():
+    """As root (or with a delegated cgroup v2), every process of a sandbox is in a memory cgroup
+    of its own, limited to what the whole sandbox may hold; the cgroup goes with the sandbox."""
+    from course_lib.grading import cgroup
+    from course_lib.grading.sandbox import Limits, Sandbox, claim_uid
+    from course_lib.grading.usage import processes
+    trial = cgroup.make(1 << 30)
+    if trial is None:
+        pytest.skip("no memory cgroup can be made here (a normal user; cgroup v2 not delegated): "
+                    "the grader's own count of the sandbox's memory is the limit (tested above)")
+    cgroup.remove(trial)
+    limits = Limits(memory_bytes=512 << 20, disk_bytes=16 << 20)
+    box = Sandbox(claim_uid(), limits.disk_bytes, True, limits.sandbox_bytes())
+    path = box.cgroup
+    try:
+        assert path is not None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(_is_learner(p) for p in processes(box.root_pid)):
+            time.sleep(0.2)
+        inside = set((path / "cgroup.procs").read_text().split())
+        assert {str(p) for p in processes(box.root_pid)} <= inside
+        assert any(_is_learner(int(p)) for p in inside)
+        limit_file = path / ("memory.limit_in_bytes" if (path / "memory.limit_in_bytes").exists() else "memory.max")
+        assert int(limit_file.read_text()) == (512 << 20) + 2 * (16 << 20) + (1 << 30)
+    finally:
+        box.kill()
+    assert not path.exists()

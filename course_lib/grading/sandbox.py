@@ -42,6 +42,7 @@ BASE_UID = 61000                # a submission runs as uid/gid 61000… when the
 UIDS = 1000                     # how many such uids graders on one machine may use at once
 _claimed: list = []             # the lock file that keeps this process's uid its own
 NAMESPACES = "new user, PID, IPC, network and mount namespaces"
+RUNTIME_BYTES = 1 << 30         # what Python, torch and course_lib hold in a sandbox before its code runs, with room
 
 
 @dataclasses.dataclass
@@ -56,6 +57,11 @@ class Limits:
     file_bytes: int = 64 << 20            # largest file it may write
     disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
     processes: int = 64                   # processes and threads, in its own user namespace
+
+    def sandbox_bytes(self) -> int:
+        """What the whole sandbox may hold, for a memory cgroup around it: ``memory_bytes``, its
+        two tmpfs folders, and :data:`RUNTIME_BYTES`."""
+        return self.memory_bytes + 2 * self.disk_bytes + RUNTIME_BYTES
 
 
 class MissingBwrap(RuntimeError):
@@ -216,14 +222,19 @@ def pipe_contents(fd: int, limit: int = 1 << 16) -> bytes:
 class Sandbox:
     """A running submission process; ``sock`` is the grader's end of its connection."""
 
-    def __init__(self, uid: int, disk_bytes: int, namespaces: bool):
+    def __init__(self, uid: int, disk_bytes: int, namespaces: bool, memory_bytes: int | None = None):
+        """``memory_bytes``: the limit of a memory cgroup around the whole sandbox, where one can
+        be made (``grading.cgroup``)."""
         import socket
+        from . import cgroup
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         learner = [sys.executable, "-I", "-m", "course_lib.grading.learner", str(theirs.fileno())]
+        self.cgroup = None
         if namespaces:
             from ..data import data_dir
             seccomp = _seccomp_pipe()
-            command = bwrap_command(require_bwrap(), uid, disk_bytes, None, seccomp) + learner
+            self.cgroup = cgroup.make(memory_bytes) if memory_bytes else None
+            command = cgroup.join_command(self.cgroup, bwrap_command(require_bwrap(), uid, disk_bytes, None, seccomp) + learner)
             try:       # bwrap's own environment too: it is PID 1 inside, and /proc/1/environ shows it
                 self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()] + [seccomp] * (seccomp is not None),
                                                 cwd="/", env=sandbox_env("/tmp", str(data_dir())),
@@ -290,6 +301,9 @@ class Sandbox:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
+        from . import cgroup
+        cgroup.remove(self.cgroup)
+        self.cgroup = None
 
 
 def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:

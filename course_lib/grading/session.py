@@ -99,7 +99,7 @@ class Session:
         from .learner import is_check_cell
         self.handles, self.kept = {}, []
         try:
-            self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces)
+            self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces, self.limits.sandbox_bytes())
         except OSError as error:             # e.g. a Python its uid cannot reach (weaker isolation, as root)
             self.sandbox = None
             raise guard.Ended(f"the submission's process could not start ({type(error).__name__}: {error})") from None
