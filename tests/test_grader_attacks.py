@@ -21,7 +21,9 @@ finishes too:
   (/proc/1/environ, every process's environ, mountinfo): the canary appears in no output;
 * a feedback file that is a symbolic link: refused with a line, the rest written.
 
-test_no_orphans SIGKILLs a grader in the middle of a batch and finds none of its processes.
+test_no_orphans_after_the_grader_is_killed SIGKILLs a grader in the middle of a batch and finds
+none of its processes; where a memory cgroup can be made (root), every process of a sandbox is
+in one, limited to what the whole sandbox may hold.
 """
 import csv
 import signal
