@@ -4,8 +4,8 @@ Used by ``grading.sandbox``. Not taught. The kernel then holds everything the su
 processes use (their memory, shared memory, the pages of its tmpfs folders) under one limit,
 with no delay; the grader's own count (``grading.usage``, read four times a second) still
 gives the reason in the gradebook. Root can make one below its own memory cgroup (cgroup v1,
-or v2 where the memory controller is delegated to the grader's cgroup); a normal user
-usually cannot, and then the grader's count alone is the limit.
+or v2 where the grader's cgroup passes the memory controller on); a normal user usually cannot,
+and then the grader's count alone is the limit.
 """
 from __future__ import annotations
 
