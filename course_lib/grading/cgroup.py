@@ -46,6 +46,7 @@ def make(limit: int) -> Path | None:
     if own is None:
         return None
     base, files = own
+    _sweep(base)
     path = base / f"course-grader-{os.getpid()}-{next(_count)}"
     try:
         path.mkdir()
@@ -59,6 +60,29 @@ def make(limit: int) -> Path | None:
     except OSError:
         remove(path)
         return None
+
+
+def _sweep(base: Path) -> None:
+    """Remove the empty cgroups of grader processes that ended without removing theirs (killed)."""
+    try:
+        left = [p for p in base.glob("course-grader-*-*") if not _running(int(p.name.split("-")[2]))]
+    except (OSError, ValueError):
+        return
+    for path in left:
+        try:
+            path.rmdir()
+        except OSError:
+            pass
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
 
 
 def remove(path: Path | None) -> None:
