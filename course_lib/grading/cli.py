@@ -117,7 +117,9 @@ def grade_submission(sub, limits, uid: int, namespaces: bool) -> tuple[list[dict
 # the fork server, which forks every worker from that state. The server is a fresh Python that
 # runs nothing else (no torch operation, so no thread pool, before it forks); spawn would import
 # all of it again in each worker.
-WORKER_PRELOAD = ["course_lib.grading.session", "course_lib.exercises", "course_lib.ui.language"]
+# The first one ties the server's life to the grader's.
+WORKER_PRELOAD = ["course_lib.grading.lifeline", "course_lib.grading.session", "course_lib.exercises",
+                  "course_lib.ui.language"]
 
 
 def _workers_context():
@@ -130,8 +132,26 @@ def _workers_context():
     return context
 
 
+def die_with_parent() -> None:
+    """This process gets SIGKILL when its parent ends, SIGKILL included (Linux's
+    PR_SET_PDEATHSIG; elsewhere nothing). Called by the fork server (``grading.lifeline``) and
+    each worker: when the grader ends, the fork server ends, then its workers, then their
+    sandboxes (bwrap's --die-with-parent), then the resource tracker (its pipe closes)."""
+    import ctypes
+    import signal
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)          # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:                              # the parent ended before that
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
 def _start_worker(limits, namespaces: bool) -> None:
     from .sandbox import claim_uid
+    die_with_parent()
     gc.freeze()         # what the fork server imported: never walked by this worker's collections
     _worker.update(uid=claim_uid(), limits=limits, namespaces=namespaces)
 

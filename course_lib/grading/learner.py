@@ -6,9 +6,9 @@ Not taught. ``python -I -m course_lib.grading.learner FD``:
 1. imports torch, IPython and course_lib, then limits itself (:func:`confine`): resource limits
    (processes, memory, file size, CPU seconds, open files, no core file), set inside the
    sandbox's own user namespace, so the process limit counts this submission's processes only;
-2. runs the notebook's code cells in order in an IPython shell, as a kernel would (the check
-   cells ``check_x(x)`` aside), each cell's error noted and the next cell run; before each cell
-   it tells the grader which cell starts, so the grader can give each cell its own time;
+2. runs the notebook's code cells the grader sends (all but the check cells ``check_x(x)``) in
+   an IPython shell, in order, as a kernel would, and replies after each with its error (the
+   grader times each cell from the previous reply to its own), then with the names defined;
 3. answers ``call`` messages: the grader's checker sends the arguments (plain data, models as
    config + weights, ``grading.wire``), this process calls the learner's function and sends back
    the result as plain data, which calls of the course's own answer it noticed
@@ -84,24 +84,22 @@ class Learner:
         self.shell, self.objects, self.touched = shell, {}, set()
         self.models, self.spies = set(), set()              # handles of the GPTs and spies received
 
-    def run_cells(self, cells: list[str], skip, conn) -> dict:
-        from . import wire
-        errors = []
-        for number, source in enumerate(cells, 1):
-            if is_check_cell(source) or number in skip:
-                continue
-            wire.send(conn, {"cell": number})               # the grader times each cell on its own
-            try:
-                result = self.shell.run_cell(source, store_history=False)
-                error = result.error_before_exec or result.error_in_exec
-            except BaseException as raised:                 # the shell itself gave up
-                error = raised
-            if error is not None:
-                line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else _where(error)[1]
-                errors.append({"cell": number, "error": f"{type(error).__name__}: {_message(error)}", "line": line})
-        kinds = {name: ("function" if callable(value) else type(value).__name__)
-                 for name, value in self.shell.user_ns.items() if not name.startswith("_")}
-        return {"cell_errors": errors, "defined": kinds}
+    def run_cell(self, number: int, source: str) -> dict:
+        """Cell ``number``'s reply: its error (first line) and line, or none."""
+        try:
+            result = self.shell.run_cell(source, store_history=False)
+            error = result.error_before_exec or result.error_in_exec
+        except BaseException as raised:                     # the shell itself gave up
+            error = raised
+        if error is None:
+            return {"cell": number, "error": None, "line": None}
+        line = getattr(error, "lineno", None) if isinstance(error, SyntaxError) else _where(error)[1]
+        return {"cell": number, "error": f"{type(error).__name__}: {_message(error)}", "line": line}
+
+    def defined(self) -> dict:
+        """What the notebook's namespace holds: name -> "function" or the value's type."""
+        return {name: ("function" if callable(value) else type(value).__name__)
+                for name, value in self.shell.user_ns.items() if not name.startswith("_")}
 
     def special(self, data, blobs, depth):
         """Decode the grader's extra tags: cached inputs, models, model parts, spies."""
@@ -177,7 +175,9 @@ def serve(conn: socket.socket) -> None:
         header, blobs = wire.receive(conn)
         op = header.get("op")
         if op == "cells":
-            wire.send(conn, {"done": learner.run_cells(header["cells"], set(header.get("skip", [])), conn)})
+            for number, source in header["cells"]:
+                wire.send(conn, learner.run_cell(number, source))
+            wire.send(conn, {"defined": learner.defined()})
         elif op == "call":
             reply, out_blobs = learner.call(header, blobs)
             wire.send(conn, reply, out_blobs)

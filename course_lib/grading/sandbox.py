@@ -9,14 +9,18 @@ Flatpak uses) with:
   only a loopback network, and its SysV / POSIX IPC objects vanish with it;
 * a filesystem of its own: read-only /usr, the Python install, the venv, the ``course_lib``
   package and its ``data/``; a private /tmp (its working folder) and /dev/shm of ``disk_bytes``
-  each, the only places it can write; a fresh /proc and a minimal /dev. No checkout, no solutions, no other submission, no
-  gradebook, no home folder;
+  each, the only places it can write; a fresh /proc and a minimal, read-only /dev. No
+  checkout, no solutions, no other submission, no gradebook, no home folder;
+* an environment of its own (:func:`sandbox_env`), bwrap's included (it is PID 1 inside);
+* a seccomp filter (:func:`seccomp_filter`) that refuses the memory no per-process limit
+  counts: SysV shared memory and memory files;
 * as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
   a lock file, so two submissions graded side by side never share one), bwrap itself running
   as that uid (:func:`as_user`); as a normal user: that user's uid, mapped into the new user
   namespace;
 * the process limit, memory, file size and CPU limits are set by the learner process itself,
-  inside the new user namespace, before any learner code runs (``learner.confine``).
+  inside the new user namespace, before any learner code runs (``learner.confine``); the
+  grader counts the CPU time and memory of all its processes together (``grading.usage``).
 
 When bwrap is missing, :func:`require_bwrap` says how to install it. When the kernel refuses
 the namespaces (no unprivileged user namespaces), :func:`probe` returns what runs instead (a
@@ -38,6 +42,7 @@ BASE_UID = 61000                # a submission runs as uid/gid 61000… when the
 UIDS = 1000                     # how many such uids graders on one machine may use at once
 _claimed: list = []             # the lock file that keeps this process's uid its own
 NAMESPACES = "new user, PID, IPC, network and mount namespaces"
+RUNTIME_BYTES = 1 << 30         # what Python, torch and course_lib hold in a sandbox before its code runs, with room
 
 
 @dataclasses.dataclass
@@ -52,6 +57,11 @@ class Limits:
     file_bytes: int = 64 << 20            # largest file it may write
     disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
     processes: int = 64                   # processes and threads, in its own user namespace
+
+    def sandbox_bytes(self) -> int:
+        """What the whole sandbox may hold, for a memory cgroup around it: ``memory_bytes``, its
+        two tmpfs folders, and :data:`RUNTIME_BYTES`."""
+        return self.memory_bytes + 2 * self.disk_bytes + RUNTIME_BYTES
 
 
 class MissingBwrap(RuntimeError):
@@ -99,12 +109,15 @@ def runtime_paths() -> list[str]:
     return sorted(p for p in paths if not any(p != q and p.startswith(q + os.sep) for q in paths))
 
 
-def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
+def as_user(bwrap: str, uid: int, gid: int, paths, own_pids: bool = False) -> list[str]:
     """From root: the command prefix that runs what follows as ``uid``/``gid``, able to reach
     ``paths`` even when a folder above one is closed to others (Python under /root/.pyenv, /root
     being 0700): in a mount namespace of its own (an outer bwrap) that folder is a tmpfs
-    holding just the needed child, bound from the real one. Nothing changes outside it."""
-    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"]
+    holding just the needed child, bound from the real one. Nothing changes outside it. The
+    outer bwrap dies with its parent; with ``own_pids`` it has a PID namespace of its own, which
+    ends with it, so nothing it runs outlives it (a change of uid clears a parent-death signal).
+    Its /proc stays the host's (a fresh one there would stop a sandbox inside from mounting its own)."""
+    args = [bwrap, "--dev-bind", "/", "/", "--die-with-parent"] + ["--unshare-pid"] * own_pids
     for path in sorted({os.path.abspath(p) for p in paths}):
         parts = path.split(os.sep)[1:]
         for depth in range(1, len(parts)):
@@ -117,15 +130,16 @@ def as_user(bwrap: str, uid: int, gid: int, paths) -> list[str]:
     return args + ["--", setpriv, f"--reuid={uid}", f"--regid={gid}", "--clear-groups", "--"]
 
 
-def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[str]:
+def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int | None = None,
+                  seccomp_fd: int | None = None) -> list[str]:
     """The command that builds a submission's sandbox (the learner's command follows it). As
     root, bwrap itself runs as ``uid`` (:func:`as_user`): a bwrap run by root does not enforce
-    the sandbox's process limit."""
+    the sandbox's process limit. ``seccomp_fd``: a pipe holding :func:`seccomp_filter`."""
     from ..data import data_dir
     args = [bwrap, "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--ro-bind", "/usr", "/usr"]
     if os.getuid() == 0:
-        args = as_user(bwrap, uid, uid, runtime_paths()) + args
+        args = as_user(bwrap, uid, uid, runtime_paths(), own_pids=True) + args
     for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
         path = "/" + top
         if os.path.islink(path):                              # merged /usr: /lib -> usr/lib
@@ -138,7 +152,11 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int) -> list[s
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
     for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
         args += ["--ro-bind", path, path]
-    args += ["--remount-ro", "/", "--chdir", "/tmp", "--info-fd", str(info_fd), "--clearenv"]
+    # /dev read-only (its device nodes still work; not /dev/shm, a mount of its own): bwrap's
+    # /dev is a tmpfs without a size
+    args += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp", "--clearenv"] + ["--info-fd", str(info_fd)] * (info_fd is not None)
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for name, value in sandbox_env("/tmp", str(data_dir())).items():
         args += ["--setenv", name, value]
     return args
@@ -149,6 +167,44 @@ def sandbox_env(home: str, data: str) -> dict:
     return {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": home, "TMPDIR": home, "MPLBACKEND": "Agg",
             "MPLCONFIGDIR": os.path.join(home, ".matplotlib"), "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
             "COURSE_DATA_DIR": data}
+
+
+# seccomp: the system calls that would create memory no per-process limit counts, refused
+# (EPERM): SysV shared memory (shmget), anonymous memory files (memfd_create, memfd_secret).
+# Files in /tmp and /dev/shm are bounded by their tmpfs sizes instead.
+_ARCH = {"x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319, "memfd_secret": 447}),
+         "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279, "memfd_secret": 447})}
+
+
+def seccomp_filter(machine: str | None = None) -> bytes | None:
+    """bubblewrap's ``--seccomp`` program (classic BPF, struct sock_filter[]) for this machine's
+    architecture; None on another one (the limits then count private memory only). A system
+    call of another architecture's ABI (x86's 32-bit or x32 calls) ends the process."""
+    import platform
+    import struct
+    arch = _ARCH.get(machine or platform.machine())
+    if arch is None:
+        return None
+    audit, denied = arch
+    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06              # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    allow, kill, refuse = 0x7FFF0000, 0x80000000, 0x00050000 | 1       # SECCOMP_RET_ALLOW, _KILL_PROCESS, _ERRNO|EPERM
+    numbers = sorted(denied.values())
+    prog = [(load, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, kill), (load, 0, 0, 0),
+            (jge, len(numbers) + 1, 0, 0x40000000)]          # x32 calls: refused
+    prog += [(jeq, len(numbers) - i, 0, n) for i, n in enumerate(numbers)]
+    prog += [(ret, 0, 0, allow), (ret, 0, 0, refuse)]
+    return b"".join(struct.pack("<HBBI", *op) for op in prog)
+
+
+def _seccomp_pipe() -> int | None:
+    """A pipe's read end holding :func:`seccomp_filter` (bwrap reads it once), or None."""
+    program = seccomp_filter()
+    if program is None:
+        return None
+    read, write = os.pipe()
+    os.write(write, program)                  # a few hundred bytes: far below a pipe's buffer
+    os.close(write)
+    return read
 
 
 def pipe_contents(fd: int, limit: int = 1 << 16) -> bytes:
@@ -166,19 +222,27 @@ def pipe_contents(fd: int, limit: int = 1 << 16) -> bytes:
 class Sandbox:
     """A running submission process; ``sock`` is the grader's end of its connection."""
 
-    def __init__(self, uid: int, disk_bytes: int, namespaces: bool):
+    def __init__(self, uid: int, disk_bytes: int, namespaces: bool, memory_bytes: int | None = None):
+        """``memory_bytes``: the limit of a memory cgroup around the whole sandbox, where one can
+        be made (``grading.cgroup``)."""
         import socket
+        from . import cgroup
         self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         learner = [sys.executable, "-I", "-m", "course_lib.grading.learner", str(theirs.fileno())]
-        self.root_pid = None                      # the process whose tree is the submission
+        self.cgroup = None
         if namespaces:
-            info_read, info_write = os.pipe()
-            command = bwrap_command(require_bwrap(), uid, disk_bytes, info_write) + learner
-            self.process = subprocess.Popen(command, pass_fds=[theirs.fileno(), info_write], cwd="/",
-                                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                            stderr=subprocess.PIPE)
-            os.close(info_write)
-            self.root_pid = _child_pid(info_read)
+            from ..data import data_dir
+            seccomp = _seccomp_pipe()
+            self.cgroup = cgroup.make(memory_bytes) if memory_bytes else None
+            command = cgroup.join_command(self.cgroup, bwrap_command(require_bwrap(), uid, disk_bytes, None, seccomp) + learner)
+            try:       # bwrap's own environment too: it is PID 1 inside, and /proc/1/environ shows it
+                self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()] + [seccomp] * (seccomp is not None),
+                                                cwd="/", env=sandbox_env("/tmp", str(data_dir())),
+                                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                                stderr=subprocess.PIPE)
+            finally:
+                if seccomp is not None:
+                    os.close(seccomp)
             self.tmp = None
         else:                                     # the kernel refused the namespaces (said once, in the summary)
             from ..data import data_dir
@@ -190,28 +254,17 @@ class Sandbox:
                                             env=sandbox_env(self.tmp, str(data_dir())), start_new_session=True,
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.PIPE, **user)
-        if self.root_pid is None:
-            self.root_pid = self.process.pid
+        self.root_pid = self.process.pid         # the submission: every process below it (bwrap's too)
         theirs.close()
 
+    def usage(self, memory: bool = False):
+        """What the submission's processes use now (``grading.usage``): CPU seconds, seconds spent
+        waiting for a CPU, memory. Machine load does not change the CPU seconds."""
+        from .usage import usage
+        return usage(self.root_pid, memory)
+
     def cpu_seconds(self) -> float:
-        """CPU seconds (user + system) the submission's processes have used so far: every
-        process of its tree, and the children they waited for. Machine load does not change it."""
-        total, todo, seen = 0, [self.root_pid], set()
-        while todo:
-            pid = todo.pop()
-            if pid in seen:
-                continue
-            seen.add(pid)
-            try:
-                with open(f"/proc/{pid}/stat", "rb") as stat:
-                    fields = stat.read().rsplit(b")", 1)[1].split()
-                total += sum(int(f) for f in fields[11:15])          # utime stime cutime cstime
-                with open(f"/proc/{pid}/task/{pid}/children", "rb") as children:
-                    todo += [int(c) for c in children.read().split()]
-            except (OSError, ValueError, IndexError):
-                continue
-        return total / os.sysconf("SC_CLK_TCK")
+        return self.usage().cpu
 
     def error_text(self) -> str:
         """What bwrap printed when it could not start (its first line), or the last line of the
@@ -232,7 +285,8 @@ class Sandbox:
 
     def kill(self) -> None:
         """End the submission's process and everything it started (its PID namespace ends with it)."""
-        for pid in {self.root_pid, self.process.pid}:
+        from .usage import processes
+        for pid in processes(self.root_pid) if self.tmp is None else [self.root_pid]:
             try:
                 os.kill(pid, signal.SIGKILL) if self.tmp is None else os.killpg(pid, signal.SIGKILL)
             except (ProcessLookupError, PermissionError):
@@ -247,35 +301,22 @@ class Sandbox:
         if self.tmp:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self.tmp = None
-
-
-def _child_pid(fd: int) -> int | None:
-    """bwrap's --info-fd: the pid (in the grader's view) of the sandbox's first process."""
-    import json
-    data = b""
-    with os.fdopen(fd, "rb", buffering=0) as info:
-        while len(data) < 1 << 16:
-            chunk = info.read(4096)          # ends when bwrap closes it, or has failed
-            if not chunk:
-                return None
-            data += chunk
-            try:
-                return int(json.loads(data)["child-pid"])
-            except ValueError:
-                continue                      # not all of it yet
-            except (KeyError, TypeError):
-                return None
-    return None
+        from . import cgroup
+        cgroup.remove(self.cgroup)
+        self.cgroup = None
 
 
 def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
     """(namespaces?, one line saying the isolation achieved): a sandbox that runs ``true``."""
     bwrap = require_bwrap()
-    info_read, info_write = os.pipe()
-    command = bwrap_command(bwrap, uid, disk_bytes, info_write) + ["/bin/true"]
-    run = subprocess.run(command, pass_fds=[info_write], capture_output=True, text=True, timeout=60)
-    os.close(info_write)
-    os.close(info_read)
+    seccomp = _seccomp_pipe()
+    command = bwrap_command(bwrap, uid, disk_bytes, None, seccomp) + ["/bin/true"]
+    try:
+        run = subprocess.run(command, pass_fds=[seccomp] * (seccomp is not None), capture_output=True,
+                             text=True, timeout=60, env=sandbox_env("/tmp", "/tmp"))
+    finally:
+        if seccomp is not None:
+            os.close(seccomp)
     who = f"uid {uid}" if os.getuid() == 0 else f"your uid {uid} mapped into the namespace"
     if run.returncode == 0:
         return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "

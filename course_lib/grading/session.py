@@ -7,13 +7,19 @@ own bubblewrap sandbox, ``grading.sandbox``): it sends the notebook's cells, the
 plain data and gets back plain data only (``grading.wire``): the checker, its expected values and
 its comparisons stay in this process, out of the submission's reach.
 
-Time is the submission's CPU time, read from /proc, so a loaded machine cannot turn a pass into
-a fail: each cell gets ``cell_seconds`` of it, each call ``call_seconds``, each exercise
-``exercise_seconds``; a cell or call that waits instead (sleeps, blocks) is stopped after
-:data:`WALL_FACTOR` times its budget of wall time (a cell: at least :data:`CELL_WALL`). A cell
-that runs too long ends the process and is skipped when the cells run again (reported as "cell N ran longer than S s"); a call that runs
-too long, a process that ends or a reply that cannot be read ends the process and fails that
-exercise with the reason; the next exercise starts a fresh process in a fresh sandbox.
+Time is the submission's own, read by the grader from /proc (every process of its sandbox), so
+neither a loaded machine nor anything the submission sends changes it. The process replies
+once per cell, in order: each cell gets ``cell_seconds`` of CPU from the previous reply to its own,
+each call ``call_seconds``, each exercise ``exercise_seconds``, the whole submission
+``submission_seconds``. A cell or call that waits instead (sleeps, blocks: neither running nor
+waiting for a CPU) is stopped once it has waited its budget plus :data:`IDLE_GRACE`; one that
+a loaded machine starves keeps its time, up to :data:`WALL_FACTOR` times its budget. The
+submission's processes together hold at most ``memory_bytes`` more than its process held
+before any of its code ran (read four times a second). A cell that runs too long ends the
+process and is skipped when the cells run again (reported as "cell N ran longer than S s"); a
+call that runs too long, a process that ends, a limit of the whole submission, or a message that
+is not the reply asked for ends the process and fails that exercise with the reason; the next
+exercise starts a fresh process in a fresh sandbox.
 """
 from __future__ import annotations
 
@@ -29,9 +35,21 @@ from ..exercises import core, guard
 from . import wire
 from .sandbox import Limits, Sandbox
 
-WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget (a machine at load 16 on 2 cores: 8)
-CELL_WALL = 600.0         # wall seconds a cell may wait (sleep, block) whatever its CPU budget
-POLL = 0.25               # seconds between two readings of the submission's CPU time
+WALL_FACTOR = 10          # wall seconds allowed per CPU second of a budget, whatever else (a machine at load 16 on 2 cores: 8)
+IDLE_GRACE = 10.0         # seconds a cell or call may wait (sleep, block) beyond its budget
+POLL = 0.25               # seconds between two readings of the submission's use of CPU and memory
+QUICK = 0.05              # a reply within this many seconds is taken without reading /proc (the
+                          # submission's totals are read at the next longer wait)
+SEND_SECONDS = 60.0       # how long the grader waits for the submission to read what it sends
+CELL_REPLY = 1 << 20      # bytes of a cell's reply (its error's first line)
+
+
+class Unexpected(wire.ProtocolError):
+    """A message that is not the reply the grader asked for (forged, stray or malformed)."""
+
+
+class OverLimit(Exception):
+    """The submission as a whole used up a limit (its CPU time, its waiting, its memory)."""
 
 
 class CellTooLong(Exception):
@@ -53,6 +71,8 @@ class Session:
         self.exercise_cpu_end = float("inf")
         self.handles: dict[int, int] = {}          # id(object) -> handle, for objects sent once
         self.kept: list = []                       # those objects (kept alive: an id is never reused)
+        self.spent_cpu = self.spent_idle = 0.0     # used by the processes of this submission that ended
+        self.baseline = 0                          # memory its process held before any of its code ran
 
     # ------------------------------------------------------------------ the process
     def start(self) -> dict:
@@ -73,9 +93,13 @@ class Session:
             raise
 
     def _start(self) -> dict:
+        """The cells, sent at once (check cells and cells that ran too long left out): the
+        process replies once per cell, in order, then with the names it defined. Each cell's
+        budget runs from the previous reply to its own; any other message ends the process."""
+        from .learner import is_check_cell
         self.handles, self.kept = {}, []
         try:
-            self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces)
+            self.sandbox = Sandbox(self.uid, self.limits.disk_bytes, self.namespaces, self.limits.sandbox_bytes())
         except OSError as error:             # e.g. a Python its uid cannot reach (weaker isolation, as root)
             self.sandbox = None
             raise guard.Ended(f"the submission's process could not start ({type(error).__name__}: {error})") from None
@@ -84,48 +108,83 @@ class Session:
         spec = {"memory_bytes": limits.memory_bytes, "cpu_seconds": int(limits.submission_seconds) + 1,
                 "file_bytes": limits.file_bytes, "processes": limits.processes}
         try:
-            wire.send(self.sandbox.sock, spec)
-            hello, _ = self._receive(time.monotonic() + 300)          # imports: torch, IPython, course_lib
+            self._send(spec)
+            hello, _ = wire.receive(self.sandbox.sock, time.monotonic() + 300, limit=1 << 16)   # torch, IPython, course_lib
             if "ready" not in hello:
                 raise wire.ProtocolError("no greeting")
-            wire.send(self.sandbox.sock, {"op": "cells", "cells": self.cells, "skip": sorted(self.too_long)})
-            cell = None
-            while True:
+            self.baseline = self.sandbox.usage(memory=True).memory
+            errors = [{"cell": c, "error": why, "line": "-"} for c, why in self.too_long.items()]
+            todo = [[number, source] for number, source in enumerate(self.cells, 1)
+                    if not is_check_cell(source) and number not in self.too_long]
+            self._send({"op": "cells", "cells": todo})
+            for number, _ in todo:
                 try:
-                    message, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20, wall=CELL_WALL)
+                    reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=CELL_REPLY)
                 except wire.Timeout:
                     self.kill()
-                    if cell is None:
-                        raise guard.Ended("the submission's process did not start") from None
-                    raise CellTooLong(cell, limits.cell_seconds) from None
-                if "cell" in message and type(message["cell"]) is int:
-                    cell = message["cell"]
-                    continue
-                done = message["done"]
-                errors = [{"cell": c, "error": why, "line": "-"} for c, why in self.too_long.items()]
-                return {"cell_errors": errors + list(done["cell_errors"]), "defined": dict(done["defined"])}
-        except (wire.ProtocolError, OSError, KeyError, TypeError, ValueError, wire.Timeout) as error:
+                    raise CellTooLong(number, limits.cell_seconds) from None
+                error = _cell_error(number, reply)
+                if error is not None:
+                    errors.append(error)
+            reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
+            defined = reply["defined"]
+            if type(defined) is not dict or not all(type(v) is str for v in defined.values()):
+                raise Unexpected("a malformed list of names")
+            return {"cell_errors": errors, "defined": {k: v[:80] for k, v in defined.items()}}
+        except OverLimit as over:
+            self.kill()
+            raise guard.Ended(str(over)) from None
+        except (Unexpected, KeyError, TypeError, ValueError, RuntimeError) as error:     # forged, stray or malformed
+            self.kill()
+            raise guard.Ended(f"the submission's process sent the grader a message that is not the reply it asked "
+                              f"for, while running the notebook's cells ({_said(error)})") from None
+        except (wire.ProtocolError, wire.Timeout, OSError) as error:
             why = self.sandbox.error_text() if self.sandbox else ""
             self.kill()
             raise guard.Ended(f"the submission's process ended while running the notebook's cells "
                               f"(os._exit, a crash or a limit: {why or error})") from None
 
-    def _receive(self, deadline: float):
-        return wire.receive(self.sandbox.sock, deadline, limit=64 << 20)
+    def _send(self, header: dict, blobs=()) -> None:
+        """Send to the submission; wire.Timeout when it stops reading."""
+        self.sandbox.sock.settimeout(SEND_SECONDS)
+        try:
+            wire.send(self.sandbox.sock, header, blobs)
+        except (socket.timeout, TimeoutError):
+            raise wire.Timeout from None
 
-    def wait(self, cpu_seconds: float, cpu_left: float, limit: int = wire.MAX_MESSAGE, wall: float = 5.0):
-        """The next message; wire.Timeout once the submission has used ``cpu_seconds`` of CPU
-        since now (or ``cpu_left``), or waited :data:`WALL_FACTOR` times that (at least ``wall``
-        seconds) in wall time."""
-        sock, sandbox = self.sandbox.sock, self.sandbox
+    def wait(self, cpu_seconds: float, cpu_left: float, limit: int = wire.MAX_MESSAGE):
+        """The reply to what was just sent. wire.Timeout once, since now, the submission has
+        used ``cpu_seconds`` of CPU (or ``cpu_left``), or spent longer than that plus
+        :data:`IDLE_GRACE` neither running nor waiting for a CPU (sleeping, blocked), or
+        :data:`WALL_FACTOR` times it in wall time; :class:`OverLimit` when the submission as a
+        whole has used its CPU time or its memory. Every number is read from /proc; a message
+        cannot restart the clock (the whole reply must arrive within the same time)."""
+        sock, sandbox, limits = self.sandbox.sock, self.sandbox, self.limits
         budget = min(cpu_seconds, cpu_left)
-        cpu_start, wall_end = sandbox.cpu_seconds(), time.monotonic() + max(wall, WALL_FACTOR * budget + 5)
+        began = time.monotonic()
+        wall_end = began + WALL_FACTOR * budget + 5
+        if select.select([sock], [], [], QUICK)[0]:        # a quick reply (most cells): no need to read /proc
+            return wire.receive(sock, min(wall_end, time.monotonic() + budget + IDLE_GRACE) + 5, limit=limit)
+        start = sandbox.usage()
         while True:
             ready, _, _ = select.select([sock], [], [], POLL)
-            if ready:        # a message has begun: all of it is on its way (a GPT-2-sized table takes a while)
-                return wire.receive(sock, time.monotonic() + 120 + WALL_FACTOR * budget, limit=limit)
-            if sandbox.cpu_seconds() - cpu_start > budget or time.monotonic() > wall_end:
+            now = sandbox.usage(memory=not ready)
+            cpu, wall = now.cpu - start.cpu, time.monotonic() - began
+            idle = wall - cpu - (now.waiting - start.waiting)
+            if self.spent_cpu + now.cpu > limits.submission_seconds:
+                raise OverLimit(f"the submission used all of its {limits.submission_seconds:g} CPU seconds")
+            if self.spent_idle + max(0.0, idle) > limits.submission_seconds:
+                raise OverLimit(f"the submission waited (slept, blocked) longer than {limits.submission_seconds:g} s in all")
+            if not ready and now.memory > self.baseline + limits.memory_bytes:
+                raise OverLimit(f"the submission's processes held more than {limits.memory_bytes / (1 << 30):g} GiB "
+                                f"of memory together (private and shared)")
+            if cpu > budget or idle > budget + IDLE_GRACE or time.monotonic() > wall_end:
+                self.spent_idle += max(0.0, idle)
                 raise wire.Timeout
+            if ready:             # a message has begun: the rest within what is left of the budget's time
+                deadline = min(wall_end, time.monotonic() + max(0.0, budget + IDLE_GRACE - idle)) + 5
+                self.spent_idle += max(0.0, idle)
+                return wire.receive(sock, deadline, limit=limit)
 
     def begin_exercise(self) -> None:
         """The exercise's CPU budget starts now (its calls share it)."""
@@ -137,7 +196,9 @@ class Session:
         return max(0.0, self.exercise_cpu_end - self.sandbox.cpu_seconds())
 
     def kill(self) -> None:
-        """End the process and everything it started."""
+        """End the process and everything it started (its CPU time counts on in the next one's)."""
+        if self.sandbox is not None and self.alive:
+            self.spent_cpu += self.sandbox.usage().cpu
         self.alive = False
         if self.sandbox is not None:
             self.sandbox.kill()
@@ -197,20 +258,19 @@ class Session:
         header = {"op": "call", "name": name, "args": encoder(list(args)), "kwargs": encoder(dict(kwargs))}
         header["args"] = {"$tuple": header["args"]}
         try:
-            self.sandbox.sock.settimeout(WALL_FACTOR * seconds + 60)     # a child that stops reading
-            wire.send(self.sandbox.sock, header, encoder.blobs)
+            self._send(header, encoder.blobs)
             reply, blobs = self.wait(seconds, self.exercise_cpu_left())
         except wire.Timeout:
             self.kill()
             raise guard.TimeLimit from None
-        except (socket.timeout, TimeoutError):
+        except OverLimit as over:
             self.kill()
-            raise guard.TimeLimit from None
+            raise guard.Ended(str(over)) from None
         except (wire.ProtocolError, OSError) as error:
             self.kill()
             raise guard.Ended(f"the submission's process ended ({error}: os._exit, a crash or a limit)") from None
         if "raised" in reply:                      # the learner's exception, rebuilt from its name and text
-            raise _rebuilt(str(reply["raised"]), str(reply.get("message", "")), reply.get("where"))
+            raise _rebuilt(str(reply["raised"])[:80], str(reply.get("message", ""))[:300], reply.get("where"))
         if "missing" in reply:
             raise NameError(f"the notebook defines no function {self.name_of(reply)!r}")
         try:
@@ -281,11 +341,32 @@ class RemoteFunction:
         return self.session.call(self.__name__, args, kwargs, self.seconds)
 
 
-def _rebuilt(kind: str, message: str, where) -> BaseException:
-    """The learner's exception, rebuilt here from its name and first line (never unpickled)."""
+def _cell_error(number: int, reply: dict) -> dict | None:
+    """The error of cell ``number`` from its reply, or None; ProtocolError when the reply is not
+    one for that cell (a forged or stray message)."""
+    error, line = reply.get("error"), reply.get("line")
+    if reply.get("cell") != number or type(reply.get("cell")) is not int or not (error is None or type(error) is str):
+        raise Unexpected(f"a reply that is not cell {number}'s")
+    if error is None:
+        return None
+    return {"cell": number, "error": error[:300], "line": line if type(line) is int else "-"}
+
+
+def _said(error: BaseException) -> str:
+    """What was wrong with a message, as a reason (a malformed message's KeyError says little)."""
+    if isinstance(error, Unexpected):
+        return str(error)
+    return f"a malformed message ({type(error).__name__})"
+
+
+def _rebuilt(kind: str, message: str, where) -> Exception | KeyboardInterrupt | SystemExit:
+    """The learner's exception, rebuilt here from its name and first line (never unpickled):
+    an Exception of the builtins' class of that name, or SystemExit and KeyboardInterrupt (the
+    checkers name both); any other (BaseException, GeneratorExit, a class of the learner's) an
+    Exception of that name, so nothing the learner raises escapes the grader's checkers."""
     cls = getattr(builtins, kind, None)
     error = None
-    if isinstance(cls, type) and issubclass(cls, BaseException) and cls not in (GeneratorExit,):
+    if isinstance(cls, type) and (issubclass(cls, Exception) or cls in (SystemExit, KeyboardInterrupt)):
         try:
             error = cls(message)
         except Exception:

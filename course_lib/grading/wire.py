@@ -76,7 +76,7 @@ def receive(sock: socket.socket, deadline: float | None = None, limit: int = MAX
         raise ProtocolError("a message larger than allowed")
     try:
         header = json.loads(bytes(_exactly(sock, n_head, deadline)).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):           # RecursionError: JSON nested 10,000 deep
         raise ProtocolError("a message that is not JSON") from None
     blobs, total = [], n_head
     for _ in range(n_blobs):
