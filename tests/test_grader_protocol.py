@@ -11,6 +11,7 @@ import pytest
 
 from course_lib.grading import cli, session, wire
 from course_lib.grading.sandbox import seccomp_filter
+from course_lib.grading.submissions import Found
 
 
 def _frame(head: bytes) -> bytes:
@@ -73,17 +74,17 @@ def test_whatever_grading_one_submission_raises_becomes_its_rows(tmp_path, monke
     monkeypatch.setitem(cli._worker, "limits", None)
     monkeypatch.setitem(cli._worker, "uid", 0)
     monkeypatch.setitem(cli._worker, "namespaces", True)
-    rows, errors = cli._grade_one(str(path), "alice")
+    rows, errors, startup = cli._grade_one(Found(str(path), "alice"))
     assert [r["exercise"] for r in rows] == ["make_causal_mask", "attention_head", "split_heads"]
     assert all("the grader failed on this submission (BaseException: bye)" in r["reason"] for r in rows)
-    assert errors == []
+    assert errors == [] and startup == 0.0
 
 
 def test_a_submission_that_cannot_even_be_loaded_again_still_gets_a_row(monkeypatch):
-    def recursing(path, student):
+    def recursing(found):
         raise RecursionError("maximum recursion depth exceeded")
     monkeypatch.setattr(cli.submissions, "load", recursing)
-    rows = cli._grader_failed("class/deep.ipynb", "deep", RecursionError("deep"))
+    rows = cli._grader_failed(Found("class/deep.ipynb", "deep"), RecursionError("deep"))
     assert len(rows) == 1 and rows[0]["student"] == "deep" and not rows[0]["passed"]
     assert "RecursionError" in rows[0]["reason"]
 
