@@ -1,0 +1,140 @@
+"""Sphinx configuration of the course's website, one edition per build (docs/site.md).
+
+docs/site/build.py stages an edition's sources (its README as index.md, its notebooks) and runs
+sphinx-build with this folder as the configuration directory and ``COURSE_SITE_EDITION`` set to
+``en`` or ``zh``. Nothing runs and nothing is fetched: every page shows the notebook's stored
+outputs, and the theme's scripts, styles, fonts and MathJax are copied into the site.
+"""
+import json
+import os
+import sys
+from pathlib import Path
+
+from docutils import nodes
+from sphinx import addnodes
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from course_site import EDITIONS, repository  # noqa: E402
+
+EDITION = os.environ.get("COURSE_SITE_EDITION", "")
+if EDITION not in EDITIONS:
+    raise SystemExit(f"COURSE_SITE_EDITION={EDITION!r}: set it to one of {sorted(EDITIONS)} "
+                     "(docs/site/build.py does; run `make site`)")
+SETTINGS = EDITIONS[EDITION]
+OTHER = EDITIONS[SETTINGS["other"]]
+REPO = repository()
+
+project = SETTINGS["title"]
+html_title = SETTINGS["title"]
+author = "the course's authors"
+copyright = "the course's authors, MIT license"
+language = SETTINGS["language"]
+
+extensions = ["myst_nb", "sphinx.ext.mathjax"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints"]
+templates_path = [str(Path(__file__).parent / "_templates")]
+html_static_path = [str(Path(__file__).parent / "_static")]
+html_css_files = ["course.css"]
+
+# the notebooks as stored: nothing is executed (their outputs are the ones nbval proves)
+nb_execution_mode = "off"
+# No widget manager: its scripts would come from a CDN, and without a kernel the sliders would
+# move nothing. A widget shows its saved fallback instead (the token display's coloured HTML,
+# the sampling panel's text), with a line saying that it runs in JupyterLab (widget_notes below).
+nb_ipywidgets_js = {}
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+myst_enable_extensions = ["dollarmath"]
+# README links such as (#keeping-your-work) land on their heading
+myst_heading_anchors = 3
+# the notebooks' text as written (as JupyterLab shows it; its heading anchors keep straight quotes)
+smartquotes = False
+# a solutions notebook goes from its title (#) to each exercise (###), as in JupyterLab
+suppress_warnings = ["myst.header"]
+
+# MathJax 3 from the site itself (make site-setup installs it from npm; build.py copies it
+# into each edition's _static/mathjax/)
+mathjax_path = "mathjax/tex-chtml.js"
+
+html_theme = "sphinx_book_theme"
+html_copy_source = True
+html_last_updated_fmt = None
+html_context = {
+    "github_url": "https://github.com", "github_user": REPO.owner, "github_repo": REPO.name,
+    "github_version": REPO.branch, "doc_path": SETTINGS["notebooks"],
+    "course_other_edition_name": OTHER["name"], "course_other_edition_lang": OTHER["html_lang"],
+    "course_other_edition": SETTINGS["other"], "course_switch_title": SETTINGS["switch_title"],
+}
+html_theme_options = {
+    "repository_url": REPO.url,
+    "repository_branch": REPO.branch,
+    # the launch buttons' path inside the repository: notebooks/ or notebooks/zh/
+    "path_to_docs": SETTINGS["notebooks"],
+    "launch_buttons": {"binderhub_url": "https://mybinder.org",
+                       "colab_url": "https://colab.research.google.com",
+                       "notebook_interface": "jupyterlab"},
+    "use_repository_button": True,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "article_header_end": ["language-switch.html", "article-header-buttons.html"],
+    "show_toc_level": 2,
+    "home_page_in_toc": True,
+}
+
+
+def other_edition_url(app, pagename, templatename, context, doctree):
+    """The same page in the other edition: both are built side by side (site/en/, site/zh/)."""
+    depth = pagename.count("/") + 1
+    context["course_other_edition_url"] = "../" * depth + f"{SETTINGS['other']}/{pagename}.html"
+
+
+def notebook_cells(app) -> list | None:
+    source = Path(app.env.doc2path(app.env.docname))
+    if source.suffix != ".ipynb":
+        return None
+    return json.loads(source.read_text(encoding="utf-8"))["cells"]
+
+
+def widget_notes(app, doctree):
+    """Under each output that was a live widget (ipywidgets), a line saying it runs in JupyterLab."""
+    cells = notebook_cells(app)
+    for cell in doctree.findall(nodes.container) if cells else ():
+        if cell.get("nb_element") != "cell_code":
+            continue
+        outputs = cells[cell["cell_index"]].get("outputs", [])
+        if any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs):
+            cell.append(nodes.paragraph(text=SETTINGS["widget_note"], classes=["course-widget-note"]))
+
+
+def jupyterlab_anchors(app, doctree):
+    """The anchors the notebooks link with, as JupyterLab makes them, on the site too: a heading's
+    text with each space a hyphen (a notebook's table of contents), and ``cell-id=<id>`` (a link
+    to an exercise's solution, which lands on the heading its markdown cell opens with). Each
+    becomes one more id of its section; the notebook's own links to its headings point there, and
+    links from another page find a ``cell-id=`` through the standard domain."""
+    cells = notebook_cells(app)
+    if not cells:
+        return
+    docname = app.env.docname
+    std = app.env.domains.standard_domain
+    local = {}
+    for section in doctree.findall(nodes.section):
+        title = section[0]
+        anchor = title.astext().replace(" ", "-")
+        section["ids"].append(anchor)
+        local[anchor] = section["ids"][0]
+        # myst-nb numbers the lines of cell i from (i + 1) * 10000
+        cell = cells[title.line // 10000 - 1] if title.line else {}
+        if cell.get("cell_type") == "markdown" and cell.get("id"):
+            cell_anchor = f"cell-id={cell['id']}"
+            section["ids"].append(cell_anchor)
+            std.anonlabels[f"{docname}#{cell_anchor}"] = (docname, cell_anchor)
+    for ref in list(doctree.findall(addnodes.pending_xref)):
+        if ref.get("reftype") == "myst" and ref.get("refdomain") != "doc" and ref["reftarget"] in local:
+            link = nodes.reference("", "", *ref.children, refid=local[ref["reftarget"]], internal=True)
+            ref.replace_self(link)
+
+
+def setup(app):
+    app.connect("html-page-context", other_edition_url)
+    app.connect("doctree-read", widget_notes)
+    app.connect("doctree-read", jupyterlab_anchors)
