@@ -35,6 +35,8 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 templates_path = [str(Path(__file__).parent / "_templates")]
 html_static_path = [str(Path(__file__).parent / "_static")]
 html_css_files = ["course.css"]
+# (without an icon of its own a browser asks the server for /favicon.ico)
+html_favicon = str(Path(__file__).parent / "favicon.svg")
 
 # the notebooks as stored: nothing is executed (their outputs are the ones nbval proves)
 nb_execution_mode = "off"
@@ -61,6 +63,8 @@ html_last_updated_fmt = None
 html_context = {
     "github_url": "https://github.com", "github_user": REPO.owner, "github_repo": REPO.name,
     "github_version": REPO.branch, "doc_path": SETTINGS["notebooks"],
+    # the light/dark switch starts at the reader's system setting (an empty mode is logged as an error)
+    "default_mode": "auto",
     "course_other_edition_name": OTHER["name"], "course_other_edition_lang": OTHER["html_lang"],
     "course_other_edition": SETTINGS["other"], "course_switch_title": SETTINGS["switch_title"],
 }
