@@ -29,6 +29,10 @@ html_title = SETTINGS["title"]
 author = "the course's authors"
 copyright = "the course's authors, MIT license"
 language = SETTINGS["language"]
+if EDITION == "zh":             # Chinese words found by their pairs of characters (search_zh.py)
+    import sphinx.search
+    from search_zh import ChinesePairs
+    sphinx.search.languages["zh"] = ChinesePairs
 
 extensions = ["myst_nb", "sphinx.ext.mathjax"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
