@@ -79,6 +79,7 @@ def stage(edition: str, repo: Repository, src: Path) -> None:
     for name in solutions:
         shutil.copyfile(notebooks / "solutions" / f"{name}.ipynb", src / "solutions" / f"{name}.ipynb")
     shutil.copyfile(ROOT / settings["picture"], src / Path(settings["picture"]).name)
+    shutil.copytree(CONF_DIR / "locale", src / "locale")
     (src / "index.md").write_text(landing_page(edition, repo, names), encoding="utf-8")
     (src / "solutions" / "index.md").write_text(
         f"# {settings['solutions_title']}\n\n{settings['solutions_intro']}\n\n```{{toctree}}\n:maxdepth: 1\n\n"

@@ -26,9 +26,11 @@ REPO = repository()
 
 project = SETTINGS["title"]
 html_title = SETTINGS["title"]
-author = "the course's authors"
-copyright = "the course's authors, MIT license"
+author = SETTINGS["authors"]
+copyright = SETTINGS["copyright"]
 language = SETTINGS["language"]
+# the theme's words it leaves in English, in Chinese (locale/, copied beside the staged sources)
+locale_dirs = ["locale"]
 if EDITION == "zh":             # Chinese words found by their pairs of characters (search_zh.py)
     import sphinx.search
     from search_zh import ChinesePairs
@@ -85,6 +87,7 @@ html_theme_options = {
     "use_fullscreen_button": False,
     "article_header_end": ["language-switch.html", "article-header-buttons.html"],
     "show_toc_level": 2,
+    "search_bar_text": SETTINGS["search_bar_text"],
     "home_page_in_toc": True,
 }
 
@@ -142,7 +145,21 @@ def jupyterlab_anchors(app, doctree):
             ref.replace_self(link)
 
 
+def translate_header_buttons(app, pagename, templatename, context, doctree):
+    """The launch menu's tooltips, which sphinx-book-theme leaves in English, through the site's
+    catalog (locale/); runs after the theme has made its header buttons."""
+    from sphinx.locale import get_translation
+    _ = get_translation("sphinx")
+    buttons = list(context.get("header_buttons", []))
+    while buttons:
+        button = buttons.pop()
+        buttons += button.get("buttons", [])
+        if "tooltip" in button:
+            button["tooltip"] = _(button["tooltip"])
+
+
 def setup(app):
+    app.connect("html-page-context", translate_header_buttons, priority=900)
     app.connect("html-page-context", other_edition_url)
     app.connect("doctree-read", widget_notes)
     app.connect("doctree-read", jupyterlab_anchors)

@@ -13,7 +13,8 @@ EDITIONS = {
     "en": {
         "name": "English", "language": "en", "html_lang": "en", "other": "zh",
         "notebooks": "notebooks", "readme": "README.md", "picture": "docs/pipeline.svg",
-        "switch_title": "这一页的中文版",
+        "switch_title": "这一页的中文版", "search_bar_text": "Search...",
+        "authors": "the course's authors", "copyright": "the course's authors · code and notebooks: MIT license",
         "solutions_title": "Worked solutions",
         "solutions_intro": "The worked solution of every exercise, chapter by chapter.",
         "widget_note": ("This panel is interactive in JupyterLab (launch the chapter on Binder, "
@@ -22,7 +23,8 @@ EDITIONS = {
     "zh": {
         "name": "中文", "language": "zh_CN", "html_lang": "zh-CN", "other": "en",
         "notebooks": "notebooks/zh", "readme": "README.zh-CN.md", "picture": "docs/pipeline.zh-CN.svg",
-        "switch_title": "This page in English",
+        "switch_title": "This page in English", "search_bar_text": "搜索…",
+        "authors": "课程作者", "copyright": "课程作者 · 代码与笔记本：MIT 许可证",
         "solutions_title": "练习答案",
         "solutions_intro": "每一章每个练习的参考答案。",
         "widget_note": "这个面板在 JupyterLab 中可交互（在 Binder 上打开本章，或用 make lab 打开）；此处显示的是保存时的状态。",
