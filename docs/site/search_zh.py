@@ -18,6 +18,10 @@ def pairs(run: str) -> list[str]:
 
 
 class ChinesePairs(SearchChinese):
+    # Latin words are stemmed as English, in Python and in the browser; the browser's stemmer is
+    # named after language_name (window.Stemmer = <language_name>Stemmer), and the stemmer code
+    # Sphinx ships for Chinese defines EnglishStemmer alone
+    language_name = "English"
     js_splitter_code = r"""
 function splitQuery(query) {
   const terms = [];
