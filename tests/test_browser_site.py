@@ -152,6 +152,12 @@ class Watched:
         return self.problems
 
 
+# the theme's boxes whose content must fit them (nothing cut off at their right edge)
+OVERFLOW_JS = r"""() => ['.bd-sidebar-primary', '.bd-sidebar-secondary', '.bd-header-article', 'body']
+  .map(s => document.querySelector(s)).filter(e => e && e.getBoundingClientRect().width > 0
+    && e.getBoundingClientRect().left >= 0 && e.scrollWidth > e.clientWidth + 1)
+  .map(e => `${e.className || e.tagName}: ${e.scrollWidth} px of content in ${e.clientWidth} px`)"""
+
 PICTURES_JS = r"""() => [...document.querySelectorAll('article img')].map(img => {
   const cell = img.closest('.cell');
   const source = cell && cell.querySelector('.cell_input');
@@ -198,7 +204,7 @@ def broken_links(site: Path, base: str, page: str, hrefs: list[str]) -> list:
 def test_every_page_loads_cleanly_with_readable_pictures_and_links_that_resolve(site, base, browser, width):
     labels = {lang: smallest_label_px(lang) for lang in EDITIONS}
     watched = Watched(browser, base, width)
-    problems, unloaded, small, broken, seen = [], [], [], [], 0
+    problems, unloaded, small, broken, overflowing, seen = [], [], [], [], [], 0
     for page in pages(site):
         problems += [(page, p) for p in watched.open(page)]
         if page == "index.html":                # the redirect to en/index.html
@@ -208,6 +214,7 @@ def test_every_page_loads_cleanly_with_readable_pictures_and_links_that_resolve(
         seen += len(pictures)
         unloaded += [(page, p["src"][-40:]) for p in pictures if not (p["complete"] and p["natural"] > 0)]
         small += small_pictures(site, page, [p for p in pictures if p["natural"] > 0], labels[edition])
+        overflowing += [(page, box) for box in watched.page.evaluate(OVERFLOW_JS)]
         if width == WIDTHS[0]:
             hrefs = watched.page.evaluate("() => [...document.querySelectorAll('a[href]')].map(a => a.href)")
             broken += broken_links(site, base, page, hrefs)
@@ -217,6 +224,7 @@ def test_every_page_loads_cleanly_with_readable_pictures_and_links_that_resolve(
     assert not unloaded, f"pictures that did not load: {unloaded}"
     assert not small, f"labels smaller than {MIN_LABEL_PX} px on screen at {width} px: {small}"
     assert not broken, f"links inside the site that lead nowhere: {broken[:20]}"
+    assert not overflowing, f"content wider than its box at {width} px: {overflowing[:20]}"
 
 
 class _Links(HTMLParser):
