@@ -137,7 +137,6 @@ ROOT_PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta http-equiv="refresh" content="0; url=en/index.html">
-<link rel="icon" href="en/_static/favicon.svg">
 <title>{title}</title></head>
 <body><p><a href="en/index.html">{title}</a> · <a href="zh/index.html" hreflang="zh-CN">{zh_title}</a></p></body></html>
 """
