@@ -25,6 +25,8 @@ MATHJAX = ROOT / "artifacts" / "site-vendor" / "node_modules" / "mathjax" / "es5
 # the parts of MathJax 3 that tex-chtml.js loads (its fonts, TeX extensions on demand, the menu)
 MATHJAX_PARTS = ["tex-chtml.js", "input", "output/chtml", "ui", "a11y"]
 CAPTIONS = {"en": ("Chapters", "Solutions"), "zh": ("章节", "答案")}
+# a Chinese character or full-width punctuation mark
+HAN_CHAR = "[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uff00-\uffef]"
 SEARCH_PREFIX, SEARCH_SUFFIX = "Search.setIndex(", ")"
 
 
@@ -58,6 +60,8 @@ def landing_page(edition: str, repo: Repository, names: list[str]) -> str:
     text = re.sub(r"(?<!!)\[((?:[^\[\]]|\[[^\]]*\])*)\]\(([^)\s]+)\)", target, text)
     text = re.sub(r"!\[([^\]]*)\]\(" + re.escape(settings["picture"]) + r"\)",
                   lambda m: f"![{m.group(1)}]({Path(settings['picture']).name})", text)
+    if edition == "zh":     # a line break between two Chinese characters is no space (a browser shows one)
+        text = re.sub(f"(?<={HAN_CHAR})\n(?={HAN_CHAR})", "", text)
     chapters_caption, solutions_caption = CAPTIONS[edition]
     return (text.rstrip() + "\n\n```{toctree}\n:hidden:\n:caption: " + chapters_caption + "\n\n"
             + "\n".join(names) + "\n```\n\n```{toctree}\n:hidden:\n:caption: " + solutions_caption
