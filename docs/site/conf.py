@@ -7,6 +7,7 @@ outputs, and the theme's scripts, styles, fonts and MathJax are copied into the 
 """
 import json
 import os
+import posixpath
 import sys
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from docutils import nodes
 from sphinx import addnodes
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from course_site import EDITIONS, repository  # noqa: E402
+from course_site import EDITIONS, ROOT, repository  # noqa: E402
 
 EDITION = os.environ.get("COURSE_SITE_EDITION", "")
 if EDITION not in EDITIONS:
@@ -145,6 +146,22 @@ def jupyterlab_anchors(app, doctree):
             ref.replace_self(link)
 
 
+def repository_links(app, doctree):
+    """A notebook's link to a file of the repository that is not a page of the site (a doc, a
+    data file, course_lib's code) leads to that file in the repository."""
+    if notebook_cells(app) is None:
+        return
+    here = posixpath.dirname(f"{SETTINGS['notebooks']}/{app.env.docname}")
+    for ref in list(doctree.findall(addnodes.pending_xref)):
+        if ref.get("reftype") != "myst" or ref.get("refdomain") == "doc":
+            continue
+        path, _, fragment = ref["reftarget"].partition("#")
+        in_repo = posixpath.normpath(posixpath.join(here, path))
+        if path and not in_repo.startswith("..") and (ROOT / in_repo).exists():
+            url = REPO.file_url(in_repo + ("/" if (ROOT / in_repo).is_dir() else "")) + (f"#{fragment}" if fragment else "")
+            ref.replace_self(nodes.reference("", "", *ref.children, refuri=url))
+
+
 def translate_header_buttons(app, pagename, templatename, context, doctree):
     """The launch menu's tooltips, which sphinx-book-theme leaves in English, through the site's
     catalog (locale/); runs after the theme has made its header buttons."""
@@ -163,3 +180,4 @@ def setup(app):
     app.connect("html-page-context", other_edition_url)
     app.connect("doctree-read", widget_notes)
     app.connect("doctree-read", jupyterlab_anchors)
+    app.connect("doctree-read", repository_links)
