@@ -73,7 +73,7 @@ html_context = {
     # the light/dark switch starts at the reader's system setting (an empty mode is logged as an error)
     "default_mode": "auto",
     "course_other_edition_name": OTHER["name"], "course_other_edition_lang": OTHER["html_lang"],
-    "course_other_edition": SETTINGS["other"], "course_switch_title": SETTINGS["switch_title"],
+    "course_switch_title": SETTINGS["switch_title"],
 }
 html_theme_options = {
     "repository_url": REPO.url,
