@@ -247,7 +247,7 @@ $(SITE_STAMP): $(STAMP) docs/site/package.json docs/site/package-lock.json
 site-setup: $(SITE_STAMP)
 
 site: $(SITE_STAMP)
-	$(BIN)/python docs/site/build.py
+	$(BIN)/python docs/site/build_site.py
 
 test-site: $(SITE_STAMP) $(TEST_STAMP)
 	$(PYTEST_ONE) tests/test_browser_site.py

@@ -1,6 +1,6 @@
 """The course's website (``make site``, docs/site.md) as a reader meets it, in Chromium.
 
-The site is built afresh into a temporary folder (docs/site/build.py: both editions, from the
+The site is built afresh into a temporary folder (docs/site/build_site.py: both editions, from the
 notebooks' stored outputs) and served from 127.0.0.1; every request to another host is refused
 and fails the test. Every page (both editions, the landing pages, every chapter and solutions
 notebook, search and index pages) is opened at 1400 px and at 390 px (a phone):
@@ -43,7 +43,7 @@ from test_browser_layout import DIAGRAMS, MIN_LABEL_PX, smallest_label_px
 pytestmark = pytest.mark.browser
 
 sys.path.insert(0, str(ROOT / "docs" / "site"))
-import build as site_build  # noqa: E402
+import build_site as site_build  # noqa: E402
 from course_site import EDITIONS, repository  # noqa: E402
 
 WIDTHS = [1400, 390]
@@ -66,7 +66,7 @@ def site(tmp_path_factory) -> Path:
             pytest.fail(message)
         pytest.skip(message)
     out = tmp_path_factory.mktemp("site") / "site"
-    subprocess.run([sys.executable, str(ROOT / "docs" / "site" / "build.py"), str(out)], check=True, cwd=ROOT)
+    subprocess.run([sys.executable, str(ROOT / "docs" / "site" / "build_site.py"), str(out)], check=True, cwd=ROOT)
     return out
 
 

@@ -10,7 +10,7 @@ import pytest
 from _browser import ROOT
 
 sys.path.insert(0, str(ROOT / "docs" / "site"))
-import build as site_build  # noqa: E402
+import build_site as site_build  # noqa: E402
 from course_site import EDITIONS, repository  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """Sphinx configuration of the course's website, one edition per build (docs/site.md).
 
-docs/site/build.py stages an edition's sources (its README as index.md, its notebooks) and runs
+docs/site/build_site.py stages an edition's sources (its README as index.md, its notebooks) and runs
 sphinx-build with this folder as the configuration directory and ``COURSE_SITE_EDITION`` set to
 ``en`` or ``zh``. Nothing runs and nothing is fetched: every page shows the notebook's stored
 outputs, and the theme's scripts, styles, fonts and MathJax are copied into the site.
@@ -20,7 +20,7 @@ from course_site import EDITIONS, ROOT, repository  # noqa: E402
 EDITION = os.environ.get("COURSE_SITE_EDITION", "")
 if EDITION not in EDITIONS:
     raise SystemExit(f"COURSE_SITE_EDITION={EDITION!r}: set it to one of {sorted(EDITIONS)} "
-                     "(docs/site/build.py does; run `make site`)")
+                     "(docs/site/build_site.py does; run `make site`)")
 SETTINGS = EDITIONS[EDITION]
 OTHER = EDITIONS[SETTINGS["other"]]
 REPO = repository()
@@ -60,7 +60,7 @@ smartquotes = False
 # a solutions notebook goes from its title (#) to each exercise (###), as in JupyterLab
 suppress_warnings = ["myst.header"]
 
-# MathJax 3 from the site itself (make site-setup installs it from npm; build.py copies it
+# MathJax 3 from the site itself (make site-setup installs it from npm; build_site.py copies it
 # into each edition's _static/mathjax/)
 mathjax_path = "mathjax/tex-chtml.js"
 

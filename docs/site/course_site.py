@@ -1,4 +1,4 @@
-"""What both the build (docs/site/build.py) and Sphinx's configuration (docs/site/conf.py) know
+"""What both the build (docs/site/build_site.py) and Sphinx's configuration (docs/site/conf.py) know
 about the website: its two editions and the repository the course lives in."""
 import re
 import tomllib

@@ -1,6 +1,6 @@
 """Builds the course's website from the repository: `make site` (docs/site.md).
 
-    python docs/site/build.py [OUT]        (OUT: artifacts/site by default)
+    python docs/site/build_site.py [OUT]        (OUT: artifacts/site by default)
 
 For each edition (en: notebooks/, README.md; zh: notebooks/zh/, README.zh-CN.md) it stages a
 Sphinx source folder under OUT/../site-build/ (the README as the landing page, the seven chapters
