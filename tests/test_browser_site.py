@@ -14,7 +14,8 @@ notebook, search and index pages) is opened at 1400 px and at 390 px (a phone):
 * (at 1400 px) every link inside the site leads to a page that exists and to an anchor that page
   holds; the language switch leads to the same page in the other edition; each notebook page
   offers Binder and Colab on the notebook's path in the repository pyproject.toml names, and a
-  download of the notebook, byte for byte as stored;
+  download of the notebook, byte for byte as stored, in the header's menus and in a row under its
+  title;
 * (the Chinese edition) the theme's words are Chinese: no Latin word of the page's chrome
   (header, sidebars, buttons, their tooltips) that is not one of the course's own words.
 
@@ -268,6 +269,9 @@ def test_each_page_switches_language_and_each_notebook_launches_and_downloads(si
         assert colab in hrefs, f"{page}: no Colab link {colab}"
         download = [h for h in hrefs if h and h.endswith("_sources/" + Path(rest).with_suffix(".ipynb").as_posix())]
         assert download, f"{page}: no download of its .ipynb"
+        row = re.search(r'<p class="course-launch">.*?</p>', (site / page).read_text(encoding="utf-8"), re.S)
+        assert row and binder in row.group(0) and colab in row.group(0) and download[0] in row.group(0), \
+            f"{page}: no Binder / Colab / download row under the title"
         assert source.read_bytes() == (ROOT / in_repo).read_bytes(), f"{page}: the download is not {in_repo} as stored"
     assert notebooks_seen == 2 * 14, f"{notebooks_seen} notebook pages, expected 7 chapters + 7 solutions per edition"
 

@@ -162,6 +162,27 @@ def repository_links(app, doctree):
             ref.replace_self(nodes.reference("", "", *ref.children, refuri=url))
 
 
+def launch_row(app, doctree):
+    """Under a notebook page's title, in plain sight: run it on Binder, open it in Colab, download
+    it (the same places as the theme's launch and download menus in the header)."""
+    if notebook_cells(app) is None:
+        return
+    docname = app.env.docname
+    in_repo = f"{SETTINGS['notebooks']}/{docname}.ipynb"
+    links = [(SETTINGS["launch_binder"], f"https://mybinder.org/v2/gh/{REPO.owner}/{REPO.name}/{REPO.branch}"
+                                         f"?urlpath=lab/tree/{in_repo}"),
+             (SETTINGS["launch_colab"], f"https://colab.research.google.com/github/{REPO.owner}/{REPO.name}"
+                                        f"/blob/{REPO.branch}/{in_repo}"),
+             (SETTINGS["download"], "../" * docname.count("/") + f"_sources/{docname}.ipynb")]
+    row = nodes.paragraph(classes=["course-launch"])
+    for i, (text, url) in enumerate(links):
+        row += nodes.reference(text, text, refuri=url)
+        if i < len(links) - 1:
+            row += nodes.Text(" · ")
+    title = next(doctree.findall(nodes.title))
+    title.parent.insert(title.parent.index(title) + 1, row)
+
+
 def translate_header_buttons(app, pagename, templatename, context, doctree):
     """The launch menu's tooltips, which sphinx-book-theme leaves in English, through the site's
     catalog (locale/); runs after the theme has made its header buttons."""
@@ -181,3 +202,4 @@ def setup(app):
     app.connect("doctree-read", widget_notes)
     app.connect("doctree-read", jupyterlab_anchors)
     app.connect("doctree-read", repository_links)
+    app.connect("doctree-read", launch_row)

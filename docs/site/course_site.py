@@ -16,6 +16,7 @@ EDITIONS = {
         "switch_title": "这一页的中文版", "search_bar_text": "Search...",
         "authors": "the course's authors", "copyright": "the course's authors · code and notebooks: MIT license",
         "solutions_title": "Worked solutions",
+        "launch_binder": "Run it on Binder", "launch_colab": "Open it in Colab", "download": "Download the notebook",
         "solutions_intro": "The worked solution of every exercise, chapter by chapter.",
         "widget_note": ("This panel is interactive in JupyterLab (launch the chapter on Binder, "
                         "or open it with make lab); shown here as it was saved."),
@@ -26,6 +27,7 @@ EDITIONS = {
         "switch_title": "This page in English", "search_bar_text": "搜索…",
         "authors": "课程作者", "copyright": "课程作者 · 代码与笔记本：MIT 许可证",
         "solutions_title": "练习答案",
+        "launch_binder": "在 Binder 上运行", "launch_colab": "在 Colab 中打开", "download": "下载笔记本",
         "solutions_intro": "每一章每个练习的参考答案。",
         "widget_note": "这个面板在 JupyterLab 中可交互（在 Binder 上打开本章，或用 make lab 打开）；此处显示的是保存时的状态。",
     },
