@@ -147,3 +147,26 @@ test-wheel: $(TEST_STAMP)
 
 test-binder: $(TEST_STAMP)
 	$(PYTEST_ONE) -m install tests/test_binder.py
+
+# The course as a website (docs/site.md): both editions, every chapter and its solutions, from
+# the notebooks' stored outputs; nothing runs and nothing is fetched at build or view time.
+#   site-setup: Sphinx, myst-nb and sphinx-book-theme into .venv (the `site` extra), and MathJax
+#     from npm (docs/site/package-lock.json) into artifacts/site-vendor/
+#   site: builds artifacts/site/ (open artifacts/site/index.html)
+#   test-site: builds it again in a temporary folder and reads every page in Chromium
+SITE_STAMP := $(VENV)/.installed-site
+SITE_VENDOR := artifacts/site-vendor
+.PHONY: site-setup site test-site
+$(SITE_STAMP): $(STAMP) docs/site/package.json docs/site/package-lock.json
+	$(PIP_INSTALL) -e ".[site]"
+	mkdir -p $(SITE_VENDOR) && cp docs/site/package.json docs/site/package-lock.json $(SITE_VENDOR)/
+	cd $(SITE_VENDOR) && npm ci --no-audit --no-fund
+	touch $(SITE_STAMP)
+
+site-setup: $(SITE_STAMP)
+
+site: $(SITE_STAMP)
+	$(BIN)/python docs/site/build_site.py
+
+test-site: $(SITE_STAMP) $(TEST_STAMP)
+	$(PYTEST_ONE) tests/test_browser_site.py
