@@ -122,8 +122,9 @@ test: $(TEST_STAMP)
 	@$(STAGES) test
 
 # Everything: make test's stages, then the figure-bearing unit tests and the English notebooks on
-# torch's scalar CPU kernels, the browser tests, the grader's sandbox tests, the planted-bug suites.
-test-all: $(TEST_STAMP)
+# torch's scalar CPU kernels, the browser tests (the website's among them: site-setup installs its
+# builder), the grader's sandbox tests, the planted-bug suites.
+test-all: $(TEST_STAMP) site-setup
 	@$(STAGES) test-all
 
 # Checks that install environments of their own (minutes each, downloads from PyPI): not part

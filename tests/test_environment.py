@@ -190,7 +190,8 @@ def dry_run(target: str, tmp_path: Path, stamps=(), variables=()) -> str:
     import os
     import time
 
-    for name in ["Makefile", "pyproject.toml", ".ci/constraints.txt"]:
+    for name in ["Makefile", "pyproject.toml", ".ci/constraints.txt", "docs/site/package.json",
+                 "docs/site/package-lock.json"]:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         writable_copy(ROOT / name, tmp_path / name)             # a read-only checkout's files are read-only
     later = time.time() + 10
@@ -245,7 +246,7 @@ def test_the_install_checks_are_targets_of_their_own(tmp_path):
     assert re.search(r"^test-binder: .*\n\t.*-m install tests/test_binder\.py", makefile, re.M)
     # make test and make test-all run neither the matrix nor the install tests (they download)
     for target in ("test", "test-all"):
-        commands = dry_run(target, tmp_path, stamps=[".installed-runtime", ".installed-test"])
+        commands = dry_run(target, tmp_path, stamps=[".installed-runtime", ".installed-test", ".installed-site"])
         assert "matrix.sh" not in commands and f".ci/test_stages.py --workers 2 {target}" in commands, commands
     stages = subprocess.run([sys.executable, ".ci/test_stages.py", "test-all", "--dry-run"], cwd=ROOT,
                             capture_output=True, text=True, check=True, timeout=60).stdout.splitlines()
