@@ -27,7 +27,6 @@ from .probs import (entropy, greedy_id, greedy_ids_batched, naive_softmax, rando
                     ranked_ids, renormalize, renormalize_batched, softmax64_batched, softmax_with_temperature,
                     softmax_with_temperature_batched)
 from .rules import FILTERS, MinP, Temperature, TopK, TopP, min_p_ids, min_p_mask, top_k_ids, top_k_mask, top_p_ids, top_p_mask
-from .select import top_n_mask
 from .stats import chi_square_p_value, chi_square_statistic
 from .variants import (gpt2_legacy_cutoff, gpt2_legacy_top_p_ids, gpt2_legacy_top_p_mask, top_k_strict_cut,
                        top_k_strict_cut_mask)
