@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import numpy as np
 import torch
 
-from .batched import check_batch, first_k_ids, key_and_allowed
+from .batched import check_batch, first_k, key_and_allowed
 from .checks import check_logits, check_prob_rows, check_probs, check_temperature
 from .draw import check_generator, sample_interval
 from .probs import greedy_id, renormalize, renormalize_rows
@@ -120,19 +121,20 @@ def filter_batched(rule: SamplingRule, probs: torch.Tensor,
     With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
     never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
     current = check_prob_rows(probs).double()
-    return _filter(rule, current, *key_and_allowed(current, logits))
+    return _all_columns(*_filter(rule, current, *key_and_allowed(current, logits)), current.shape[-1])
 
 
 def _filter(rule: SamplingRule, current: torch.Tensor, key: torch.Tensor, allowed, total=None):
     """Every stage of ``rule`` on ``current`` [B, V] float64 (divided by ``total`` [B, 1] first
     when given), each stage followed by the renormalising, as :meth:`SamplingRule.filter` does.
     After a first top-k stage only its k candidates can be kept, so every stage runs on those
-    k columns: the same values (a sum that skips zeros is the same sum), the same decisions."""
+    k columns: the same values (a sum that skips zeros is the same sum), the same decisions.
+    Returns (the columns' ids [B, k] or None for all V, keep-mask, renormalised values)."""
     stages = rule.stages()
-    B, V = current.shape
-    ids = None
+    (B, V), ids = current.shape, None
     if stages and stages[0][0] is TOP_K and stages[0][1] < V:
-        ids = first_k_ids(key, stages[0][1])                           # [B, k], increasing
+        k = stages[0][1]
+        ids = torch.from_numpy(np.nonzero(first_k(key, k).numpy())[1].reshape(B, k))   # [B, k], increasing
         current, key = current.gather(1, ids), key.gather(1, ids)
         allowed = None if allowed is None else allowed.gather(1, ids)
     if total is not None:
@@ -141,8 +143,14 @@ def _filter(rule: SamplingRule, current: torch.Tensor, key: torch.Tensor, allowe
     for stage, value in stages:
         mask &= stage.mask(current, value, key, allowed)
         current = renormalize_rows(current, mask)
+    return ids, mask, current
+
+
+def _all_columns(ids, mask, current, V: int):
+    """(keep-mask [B, V], final float64 [B, V]) from :func:`_filter`'s columns."""
     if ids is None:
         return mask, current
+    B = len(ids)
     return (torch.zeros(B, V, dtype=torch.bool).scatter_(1, ids, mask),
             torch.zeros(B, V, dtype=torch.float64).scatter_(1, ids, current))
 
@@ -154,12 +162,12 @@ def _weights(rule: SamplingRule, z: torch.Tensor):
     if rule.greedy:
         return torch.nn.functional.one_hot(torch.argmax(z, dim=-1), z.shape[-1]).double(), None
     t = check_temperature(rule.temperature)
-    # z − max z as a NEW float64 buffer (a float64 max widens float32, float16 and bfloat16 logits
-    # exactly): never ``z.double()``, which IS the caller's tensor when it is float64 — the
-    # in-place steps below would overwrite its logits
-    w = z - z.amax(dim=-1, keepdim=True).double()
+    # a NEW float64 buffer (float32, float16 and bfloat16 widen exactly): never ``z.double()``,
+    # which IS the caller's tensor when it is float64 — the in-place steps would overwrite it
+    w = z.to(torch.float64, copy=True)
+    w -= w.amax(dim=-1, keepdim=True)
     if t != 1.0:
-        w.div_(t)
+        w /= t
     w.exp_()
     return w, torch.cumsum(w, dim=-1)[:, -1:]
 
@@ -169,6 +177,10 @@ def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tenso
     [B, V])``, the float64 softmax at the rule's temperature (or a greedy one-hot), then the
     filters ranking by the logits. Keeps, row for row, the ids ``rule.apply(logits[b]).kept``
     keeps — also where a float32 softmax would underflow."""
+    return _all_columns(*_filter_logits(rule, logits), logits.shape[-1])
+
+
+def _filter_logits(rule: SamplingRule, logits: torch.Tensor):
     z, allowed = check_batch(logits)
     weights, total = _weights(rule, z)
     return _filter(rule, weights, z, allowed, total)
@@ -176,7 +188,9 @@ def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tenso
 
 def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
-    ``apply_batched(rule, logits)`` leaves (its ``final`` rows): [B] ids."""
+    ``apply_batched(rule, logits)`` leaves (its ``final`` rows): [B] ids. With a top-k stage
+    first the draw is among the k candidates only (the others have probability 0)."""
     check_generator(generator)
-    _, final = apply_batched(rule, logits)
-    return torch.multinomial(final, 1, generator=generator).squeeze(-1)
+    ids, _, final = _filter_logits(rule, logits)
+    drawn = torch.multinomial(final, 1, generator=generator)                  # [B, 1]
+    return (drawn if ids is None else ids.gather(1, drawn)).squeeze(-1)

@@ -57,7 +57,7 @@ import math
 import numpy as np
 import torch
 
-from .batched import as_numpy, check_batch, first_k_ids, first_n, key_and_allowed, nucleus, only_allowed
+from .batched import as_numpy, check_batch, first_k, first_n, key_and_allowed, nucleus, only_allowed
 from .checks import check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
 from .probs import ranked_ids, softmax64, softmax_with_temperature
 
@@ -104,12 +104,11 @@ class TopK:
         return [i for i in order[:k] if allowed is None or i in allowed]
 
     def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
-        """[B, V]: the first k ids by ``key`` (``torch.topk``; a tie at the k-th value goes to
-        the smaller ids, ``batched.first_k_ids``)."""
+        """[B, V]: the first k ids by ``key`` (``batched.first_k``: one partition per row; a tie
+        at the k-th value goes to the smaller ids)."""
         if k >= probs.shape[-1]:
             return only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
-        mask = torch.zeros_like(probs, dtype=torch.bool).scatter_(1, first_k_ids(key, k), True)
-        return only_allowed(mask, allowed)
+        return only_allowed(first_k(key, k), allowed)
 
 
 class TopP:
@@ -155,10 +154,14 @@ class MinP:
         return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
 
     def mask(self, probs: torch.Tensor, m: float, key: torch.Tensor, allowed) -> torch.Tensor:
-        """[B, V]: q ≥ m × max q, one comparison per row, in float64 as :meth:`ids` compares."""
+        """[B, V]: q ≥ m × max q, decided in float64 as :meth:`ids` decides, in one comparison
+        per row: a float32 row with the least float32 ≥ the float64 bar (the same answer, and
+        numpy compares float32 values several times faster than it widens them)."""
         a = as_numpy(probs)
         bar = m * a.max(axis=-1, keepdims=True).astype(np.float64)       # [B, 1]
-        return only_allowed(torch.from_numpy(a >= bar), allowed)
+        low = bar.astype(a.dtype)                                         # rounded to nearest
+        low = np.where(low < bar, np.nextafter(low, a.dtype.type(np.inf)), low)
+        return only_allowed(torch.from_numpy(a >= low), allowed)
 
 
 TEMPERATURE, TOP_K, TOP_P, MIN_P = Temperature(), TopK(), TopP(), MinP()
