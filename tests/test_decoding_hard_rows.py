@@ -187,21 +187,42 @@ def test_one_rule_on_a_row_alone_equals_the_batch(batch):
             assert torch.equal(keep_mask(rule, probs[b:b + 1], value, batch[b:b + 1])[0], mask[b]), (b, value)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_the_pipeline_is_the_float64_softmax_then_the_filters_bit_for_bit(batch, dtype):
+    """``apply_batched(rule, z)`` = ``filter_batched(rule, softmax64_batched(z, τ), logits=z)``,
+    every bit: the softmax over the whole row (divided by the sum of all V exponentials, added
+    left to right) even where only the top-k candidates are filtered further. And
+    ``filter_batched`` = the per-row ``SamplingRule.filter`` on the same probabilities, every bit
+    (their exponentials can differ from ``math.exp``'s in the last bit, nothing else)."""
+    z = batch[:8].to(dtype)
+    for rule in RULES:
+        probs = D.softmax64_batched(z, rule.temperature)
+        mask, final = D.apply_batched(rule, z)
+        expected_mask, expected_final = D.filter_batched(rule, probs, logits=z)
+        assert torch.equal(mask, expected_mask) and torch.equal(final, expected_final), str(rule)
+        for b in (0, 3):
+            kept, row_final = rule.filter(probs[b].tolist(), logits=z[b].tolist())
+            assert torch.equal(mask[b], as_mask(kept)) and final[b].tolist() == row_final, (str(rule), b)
+
+
 @pytest.mark.parametrize("one_row", [False, True], ids=["batch", "one row"])
 def test_p_at_a_running_sum_keeps_the_per_row_ids(one_row):
     """p set to a running sum of the per-row rule itself (after temperature and top-k), and one
-    float64 step either side: the batched pipeline does the per-row rule's float64 arithmetic,
-    so it decides as the per-row rule does even there."""
+    float64 step either side: the batched filters do the per-row rule's float64 arithmetic on
+    the same probabilities, so they decide as it does even there."""
     z = hard_logits(rows=4, seed=3)
-    step = D.SamplingRule(temperature=0.8, top_k=50).apply(z[2])
+    probs = D.softmax64_batched(z, 0.8)
+    row, logits = probs[2].tolist(), z[2].tolist()
+    kept, final = D.SamplingRule(temperature=0.8, top_k=50).filter(row, logits=logits)
     sums, total = [], 0.0
-    for i in step.kept:                                   # ranked order, as top-p walks it
-        total += step.final[i]
+    for i in kept:                                        # ranked order, as top-p walks it
+        total += final[i]
         sums.append(total)
-    batch, b = (z[2:3], 0) if one_row else (z, 2)
-    for p in (sums[3], math.nextafter(sums[3], 0), math.nextafter(sums[10], 2), sums[20]):
-        rule = D.SamplingRule(temperature=0.8, top_k=50, top_p=p)
-        mask, _ = D.apply_batched(rule, batch)
-        assert torch.equal(mask[b], as_mask(rule.apply(z[2]).kept)), p
-    assert len(D.SamplingRule(temperature=0.8, top_k=50, top_p=sums[3]).apply(z[2]).kept) == 4
-    assert len(D.SamplingRule(temperature=0.8, top_k=50, top_p=math.nextafter(sums[3], 2)).apply(z[2]).kept) == 5
+    batch, b = (probs[2:3], 0) if one_row else (probs, 2)
+    for j in (0, 3, 10, 20, 48):
+        for p in (sums[j], math.nextafter(sums[j], 0), math.nextafter(sums[j], 2)):
+            rule = D.SamplingRule(temperature=0.8, top_k=50, top_p=p)
+            mask, _ = D.filter_batched(rule, batch, logits=z[2:3] if one_row else z)
+            expected = rule.filter(row, logits=logits)[0]
+            assert torch.equal(mask[b], as_mask(expected)), (j, p)
+            assert len(expected) == j + 1 + (p > sums[j])        # the knife's edge itself

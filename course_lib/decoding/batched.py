@@ -3,7 +3,7 @@
 Not taught: notebook 07 teaches the per-row rules (each rule's ``ids`` in ``rules.py``) and says in
 one paragraph what their batched ``mask`` does; this module is what those masks call. One exact
 method per job, proven equal to the per-row rules row by row (tests/test_decoding_batched.py,
-tests/test_decoding_reference.py, tests/test_decoding_equivalence.py):
+tests/test_decoding_reference.py, tests/test_decoding_hard_rows.py):
 
 * :func:`check_batch` — the logits checked, and which ids may be kept (those with a finite logit);
 * :func:`first_k` — the first k ids of each row's ranking (top-k): one partition of each row;
@@ -92,7 +92,7 @@ def _places(top: np.ndarray, p: float, whole: bool):
     the places whose running sum *before* them is < p, the sum added in ranked order in float64
     like the per-row rule's ``mass += q``; ``tied``: the (n+1)-th value equals the n-th;
     ``settled``: n is final (the row is whole, or the sum reached p before its last place)."""
-    wide = torch.from_numpy(np.ascontiguousarray(top, dtype=np.float64))
+    wide = torch.from_numpy(np.array(top, dtype=np.float64, order="C"))     # a new array
     sums = torch.cumsum(wide, dim=-1).numpy()                # left to right (torch's: ~4× numpy's speed)
     n = 1 + (sums[:, :-1] < p).sum(axis=-1)                                # 1..m
     at = np.arange(len(top))
