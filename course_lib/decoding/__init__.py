@@ -4,10 +4,7 @@
 * ``probs``    — softmax with temperature, greedy, ranking, renormalising (per row and [B, V])
 * ``rules``    — ONE object per sampling rule: ``Temperature``, ``TopK``, ``TopP``, ``MinP``, each
                  with its check, its per-row ``ids`` and its batched ``mask``; ``FILTERS`` is the order
-* ``select``   — not taught: how the batched top-k / top-p find each row's largest values fast;
-                 with ``threshold`` (a bar from a sample of each row), ``methods`` (which exact
-                 method runs: a fixed rule) and ``candidates`` (the
-                 pipeline after a top-k stage, on its k candidates only)
+* ``batched``  — not taught: what the batched masks call (one partition per row, one comparison)
 * ``variants`` — nanoGPT's top-k cut and GPT-2's legacy top-p, for comparison
 * ``pipeline`` — ``SamplingRule`` (temperature → top-k → top-p → min-p → renormalise), per row and batched
 * ``draw``     — intervals on [0, 1), u, seeded draws

@@ -1,19 +1,16 @@
 """How the batched rules find, in every row of a [B, V] batch at once, the ids the per-row rules keep.
 
-Not taught: notebook 07 teaches the per-row rules (each rule's ``ids`` in ``rules.py``) and says in
-one paragraph what their batched ``mask`` does; this module is what those masks call. One exact
-method per job, proven equal to the per-row rules row by row (tests/test_decoding_batched.py,
-tests/test_decoding_reference.py, tests/test_decoding_hard_rows.py):
+Not taught: notebook 07 teaches the per-row rules (``rules.py``, each rule's ``ids``) and says in
+one paragraph what their batched ``mask`` does, which calls these. One exact method per job, equal
+to the per-row rules row by row (tests/test_decoding_hard_rows.py, test_decoding_reference.py):
 
 * :func:`check_batch` — the logits checked, and which ids may be kept (those with a finite logit);
 * :func:`first_k` — the first k ids of each row's ranking (top-k): one partition of each row;
 * :func:`first_n` — the first n ids of each row's ranking, n per row (a top-p row with a tie);
 * :func:`nucleus` — how many ranked places top-p keeps: one partition of each row's largest values.
 
-numpy does two jobs here, on the tensors' own memory: the partitions (torch has none:
-``torch.topk`` costs about twice as much for k = 50 on one row, several times as much for 4,096
-values) and the comparisons of a row with its bar (torch's kernel takes about three times as
-long on one CPU thread).
+numpy, on the tensors' own memory, partitions (``torch.topk`` costs ~2× as much for k = 50 on one
+row, several times as much for 4,096 values) and compares a row with its bar (~3× faster).
 """
 from __future__ import annotations
 
@@ -22,7 +19,7 @@ import math
 import numpy as np
 import torch
 
-from .checks import check_rows
+from .checks import as_numpy, check_rows
 
 NUCLEUS_WIDTH = 4096    # top-p sorts each row's 4,096 largest values; a wider nucleus sorts its row whole
 
@@ -52,13 +49,6 @@ def key_and_allowed(probs: torch.Tensor, logits) -> tuple[torch.Tensor, torch.Te
 
 def only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
     return mask if allowed is None else mask & allowed
-
-
-def as_numpy(x: torch.Tensor) -> np.ndarray:
-    """A float tensor's values as numpy: its own memory for float32 / float64 on the CPU; a
-    float32 copy (exact) of float16 and bfloat16, which numpy cannot sort or has no type for."""
-    x = x.detach().cpu()
-    return (x if x.dtype in (torch.float32, torch.float64) else x.float()).numpy()
 
 
 def first_n(key: torch.Tensor, n: torch.Tensor) -> torch.Tensor:

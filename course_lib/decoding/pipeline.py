@@ -157,7 +157,7 @@ def _all_columns(ids, mask, current, V: int):
 
 def _weights(rule: SamplingRule, z: torch.Tensor):
     """Stage 1 for checked logits [B, V]: (float64 weights [B, V], their row sums [B, 1] or None).
-    weights / sums is ``TEMPERATURE.probs_batched`` (``probs.softmax64``) bit for bit:
+    weights / sums is ``TEMPERATURE.probs_batched`` (``softmax64_batched``) bit for bit:
     exp((z − max z) / τ), added left to right; greedy: the one-hot row at the argmax."""
     if rule.greedy:
         return torch.nn.functional.one_hot(torch.argmax(z, dim=-1), z.shape[-1]).double(), None

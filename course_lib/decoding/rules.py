@@ -57,9 +57,9 @@ import math
 import numpy as np
 import torch
 
-from .batched import as_numpy, check_batch, first_k, first_n, key_and_allowed, nucleus, only_allowed
-from .checks import check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
-from .probs import ranked_ids, softmax64, softmax_with_temperature
+from .batched import check_batch, first_k, first_n, key_and_allowed, nucleus, only_allowed
+from .checks import as_numpy, check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
+from .probs import ranked_ids, softmax64_batched, softmax_with_temperature
 
 # --------------------------------------------------------------------------- rankings
 
@@ -90,8 +90,8 @@ class Temperature:
         return softmax_with_temperature(logits, t)
 
     def probs_batched(self, z: torch.Tensor, t: float) -> torch.Tensor:
-        """[B, V] checked logits -> float64 [B, V], the per-row values up to ``exp``'s last bit."""
-        return softmax64(z, t)
+        """[B, V] logits -> float64 [B, V], the per-row values up to ``exp``'s last bit."""
+        return softmax64_batched(z, t)
 
 
 class TopK:
