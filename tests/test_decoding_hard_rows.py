@@ -31,6 +31,18 @@ def hard_logits(rows: int = 64, seed: int = 26) -> torch.Tensor:
     return z
 
 
+@pytest.fixture(scope="module", autouse=True)
+def one_thread():
+    """torch on one thread: on rows this size two threads mostly wait on each other (on a loaded
+    machine, several times the CPU time); the tests after this module keep their threads."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def batch():
     return hard_logits()
@@ -173,16 +185,15 @@ def test_a_row_alone_gets_what_it_gets_in_the_batch(rows, rule, dtype):
         assert torch.equal(final[0], batch_final[b]), (b, str(rule))
         drawn = D.sample_batched(rule, z[b:b + 1], torch.Generator().manual_seed(b))
         assert mask[0, drawn[0]]
-    for b in (0, 5, 17):                                        # a tie at the k-th, 40 finite, random
+    for b in ((0, 5, 17) if rule is RULES[0] else ()):          # a tie at the k-th, 40 finite, random
         assert torch.equal(batch_mask[b], as_mask(rule.apply(z[b]).kept)), (b, str(rule))
 
 
 def test_one_rule_on_a_row_alone_equals_the_batch(batch):
     probs = D.softmax_with_temperature_batched(batch, 1.0)
     expected = {(rule, value): keep_mask(rule, probs, value, batch)
-                for rule, values in ((TOP_K, (1, 50, 1000)), (TOP_P, (0.3, 0.9, 1.0)), (MIN_P, (0.05,)))
-                for value in values}
-    for b in range(0, len(batch), 3):
+                for rule, values in ((TOP_K, (1, 50)), (TOP_P, (0.9, 1.0)), (MIN_P, (0.05,))) for value in values}
+    for b in range(0, len(batch), 5):
         for (rule, value), mask in expected.items():
             assert torch.equal(keep_mask(rule, probs[b:b + 1], value, batch[b:b + 1])[0], mask[b]), (b, value)
 
@@ -200,16 +211,16 @@ def test_the_pipeline_is_the_float64_softmax_then_the_filters_bit_for_bit(batch,
         mask, final = D.apply_batched(rule, z)
         expected_mask, expected_final = D.filter_batched(rule, probs, logits=z)
         assert torch.equal(mask, expected_mask) and torch.equal(final, expected_final), str(rule)
-        for b in (0, 3):
+        for b in ((0, 3) if rule is RULES[0] else (0,)):
             kept, row_final = rule.filter(probs[b].tolist(), logits=z[b].tolist())
             assert torch.equal(mask[b], as_mask(kept)) and final[b].tolist() == row_final, (str(rule), b)
 
 
-@pytest.mark.parametrize("one_row", [False, True], ids=["batch", "one row"])
-def test_p_at_a_running_sum_keeps_the_per_row_ids(one_row):
-    """p set to a running sum of the per-row rule itself (after temperature and top-k), and one
-    float64 step either side: the batched filters do the per-row rule's float64 arithmetic on
-    the same probabilities, so they decide as it does even there."""
+@pytest.fixture(scope="module")
+def knife_edges():
+    """Logits [4, V], their float64 probabilities at τ 0.8, and (p, the ids the per-row rule keeps
+    for top-k 50 then top-p p on row 2) for p at three of that rule's own running sums and one
+    float64 step either side of each."""
     z = hard_logits(rows=4, seed=3)
     probs = D.softmax64_batched(z, 0.8)
     row, logits = probs[2].tolist(), z[2].tolist()
@@ -218,11 +229,22 @@ def test_p_at_a_running_sum_keeps_the_per_row_ids(one_row):
     for i in kept:                                        # ranked order, as top-p walks it
         total += final[i]
         sums.append(total)
-    batch, b = (probs[2:3], 0) if one_row else (probs, 2)
-    for j in (0, 3, 10, 20, 48):
+    cases = []
+    for j in (0, 3, 20):
         for p in (sums[j], math.nextafter(sums[j], 0), math.nextafter(sums[j], 2)):
-            rule = D.SamplingRule(temperature=0.8, top_k=50, top_p=p)
-            mask, _ = D.filter_batched(rule, batch, logits=z[2:3] if one_row else z)
-            expected = rule.filter(row, logits=logits)[0]
-            assert torch.equal(mask[b], as_mask(expected)), (j, p)
+            expected = D.SamplingRule(temperature=0.8, top_k=50, top_p=p).filter(row, logits=logits)[0]
             assert len(expected) == j + 1 + (p > sums[j])        # the knife's edge itself
+            cases.append((p, expected))
+    return z, probs, cases
+
+
+@pytest.mark.parametrize("one_row", [False, True], ids=["batch", "one row"])
+def test_p_at_a_running_sum_keeps_the_per_row_ids(knife_edges, one_row):
+    """p set to a running sum of the per-row rule itself (after temperature and top-k), and one
+    float64 step either side: the batched filters do the per-row rule's float64 arithmetic on
+    the same probabilities, so they decide as it does even there."""
+    z, probs, cases = knife_edges
+    rows = slice(2, 3) if one_row else slice(None)
+    for p, expected in cases:
+        mask, _ = D.filter_batched(D.SamplingRule(temperature=0.8, top_k=50, top_p=p), probs[rows], logits=z[rows])
+        assert torch.equal(mask[0 if one_row else 2], as_mask(expected)), p

@@ -24,8 +24,9 @@ min-p ≤ 3× the floor; top-p ≤ 5× on [64, V] and ≤ 7× on [1, V]; the pip
 met or MISSED. Under it, the same ratios round by round (each round's course time over
 that round's HF or floor time): their median, and in how many rounds each was within its goal —
 on a shared machine a cell whose medians sit near its line is met in some rounds and not others.
-The first lines name the CPU model, the vector extensions numpy dispatches to (numpy's partition,
-behind top-p, runs several times slower without them), the load average and the date.
+The first lines name the CPU model, the vector extensions numpy dispatches to (numpy's partitions
+and comparisons, behind top-k, top-p and min-p, run several times slower without them), the load
+average and the date.
 
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
 * top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
