@@ -127,9 +127,9 @@ def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 
     probs = torch.softmax(wide, dim=-1) if t == 1.0 else wide * (1.0 / t)
     if t != 1.0:
         torch.softmax(probs, dim=-1, out=probs)
-    probs = probs.to(logits.dtype)
-    first = probs[:, 0]
-    return probs if not math.isnan(first[0] if len(first) == 1 else first.sum()) else _redone(logits, t)
+    if probs.dtype != logits.dtype:
+        probs = probs.to(logits.dtype)
+    return probs if not math.isnan(probs[0, 0] if len(probs) == 1 else probs[:, 0].sum()) else _redone(logits, t)
 
 
 def _redone(logits: torch.Tensor, t: float) -> torch.Tensor:
