@@ -1,13 +1,9 @@
-"""How the batched rules find, in every row of a [B, V] batch at once, the ids the per-row rules keep.
-
-Not taught: notebook 07 teaches the per-row rules (``rules.py``, each rule's ``ids``) and says in
-one paragraph what their batched ``mask`` does, which calls these. One exact method per job, equal
-to the per-row rules row by row (tests/test_decoding_hard_rows.py, test_decoding_reference.py):
-
-* :func:`check_batch` — the logits checked, and which ids may be kept (those with a finite logit);
-* :func:`first_k` — the first k ids of each row's ranking (top-k): one partition of each row;
-* :func:`first_n` — the first n ids of each row's ranking, n per row (a top-p row with a tie);
-* :func:`nucleus` — how many ranked places top-p keeps: one partition of each row's largest values.
+"""Not taught: what the batched rules' ``mask``s call to keep, in every row of a [B, V] batch at
+once, the ids the per-row rules keep (notebook 07 teaches those, ``rules.py``; it says in one
+paragraph what the masks do). One exact method per job (tests/test_decoding_hard_rows.py):
+:func:`check_batch` (which ids may be kept at all), :func:`first_k` (top-k: one partition per row,
+:func:`largest`), :func:`first_n` (a tie at the last place kept: the smaller ids), :func:`nucleus`
+(top-p: one partition, then only each row's largest values sorted and added up).
 
 numpy, on the tensors' own memory, partitions (torch has none: ``torch.topk`` is slower on one row,
 and much slower for thousands of values) and compares each row with its bar (faster than torch).
@@ -37,8 +33,7 @@ def check_batch(logits) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 
 def key_and_allowed(probs: torch.Tensor, logits) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """What the filters rank by (the logits when given, else the probabilities) and which ids may
-    be kept (:func:`check_batch`; None: every id)."""
+    """What the filters rank by (the logits, else the probabilities) and :func:`check_batch`'s mask."""
     if logits is None:
         return probs, None
     z, allowed = check_batch(logits)
@@ -61,14 +56,25 @@ def first_n(key: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
     return above | (at & (torch.cumsum(at, dim=-1) <= room))
 
 
+def largest(a: np.ndarray, m: int) -> np.ndarray:
+    """[B, m]: each row's m largest values, unsorted but for the m-th largest first (numpy's
+    ``partition``, one linear pass). One row at a time through one buffer: a fresh copy of the
+    whole batch costs about as much again as the partitions."""
+    (B, V), row = a.shape, np.empty(a.shape[1], a.dtype)
+    out = np.empty((B, m), a.dtype)
+    for b in range(B):
+        row[:] = a[b]
+        row.partition(V - m)
+        out[b] = row[V - m:]
+    return out
+
+
 def first_k(key: torch.Tensor, k: int) -> torch.Tensor:
-    """[B, V] bool: the first k ids of each row's ranking (k < V). numpy's ``partition`` moves
-    each row's k + 1 largest values to its end in one linear pass, the (k+1)-th largest first;
-    every id at or above the k-th largest is kept — exactly k ids, whatever order equal values
-    took, unless the k-th value equals the (k+1)-th: such a row takes :func:`first_n`."""
+    """[B, V] bool: the first k ids of each row's ranking (k < V): every id at or above the k-th
+    largest value — exactly k ids, whatever order equal values took, unless the k-th value
+    equals the (k+1)-th: such a row takes :func:`first_n`."""
     a = as_numpy(key)
-    V = a.shape[1]
-    part = np.partition(a, V - k - 1, axis=-1)[:, V - k - 1:]               # [B, k+1]
+    part = largest(a, k + 1)                                                # [B, k+1]
     kth = part[:, 1:].min(axis=-1)                                          # [B] the k-th largest
     mask = torch.from_numpy(a >= kth[:, None])
     tied = torch.from_numpy(np.flatnonzero(kth == part[:, 0]))
@@ -93,11 +99,11 @@ def _places(top: np.ndarray, p: float, whole: bool):
 
 def nucleus(a: np.ndarray, p: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Top-p for rows of probabilities ``a`` [B, V]: (n [B], the n-th largest value [B], tied [B]).
-    numpy's partition moves each row's 4,097 largest values to its end in one linear pass; only
-    those are sorted and added up. A row whose sum through them stays below p is sorted whole."""
-    B, V = a.shape
+    Only each row's 4,097 largest values (:func:`largest`) are sorted and added up; a row whose
+    sum through them stays below p is sorted whole."""
+    V = a.shape[1]
     m = min(NUCLEUS_WIDTH + 1, V)                     # one more than the places it settles: the tie check
-    top = np.sort(np.partition(a, V - m, axis=-1)[:, V - m:], axis=-1)[:, ::-1]    # [B, m] largest first
+    top = np.sort(largest(a, m), axis=-1)[:, ::-1]                          # [B, m] largest first
     n, kth, tied, settled = _places(top, p, m == V)
     wide = np.flatnonzero(~settled)
     if wide.size:

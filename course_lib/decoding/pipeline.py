@@ -150,9 +150,8 @@ def _all_columns(ids, mask, current, V: int):
     """(keep-mask [B, V], final float64 [B, V]) from :func:`_filter`'s columns."""
     if ids is None:
         return mask, current
-    B = len(ids)
-    return (torch.zeros(B, V, dtype=torch.bool).scatter_(1, ids, mask),
-            torch.zeros(B, V, dtype=torch.float64).scatter_(1, ids, current))
+    return (torch.zeros(len(ids), V, dtype=torch.bool).scatter_(1, ids, mask),
+            torch.zeros(len(ids), V, dtype=torch.float64).scatter_(1, ids, current))
 
 
 def _weights(rule: SamplingRule, z: torch.Tensor):
@@ -162,9 +161,7 @@ def _weights(rule: SamplingRule, z: torch.Tensor):
     if rule.greedy:
         return torch.nn.functional.one_hot(torch.argmax(z, dim=-1), z.shape[-1]).double(), None
     t = check_temperature(rule.temperature)
-    # a NEW float64 buffer (float32, float16 and bfloat16 widen exactly): never ``z.double()``,
-    # which IS the caller's tensor when it is float64 — the in-place steps would overwrite it
-    w = z.to(torch.float64, copy=True)
+    w = z.to(torch.float64, copy=True)      # a NEW buffer: ``z.double()`` IS a float64 caller's tensor
     w -= w.amax(dim=-1, keepdim=True)
     if t != 1.0:
         w /= t

@@ -103,19 +103,16 @@ def renormalize(probs, kept) -> list[float]:
 def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """Row-wise stable softmax of logits / τ, in the logits' dtype: [B, V] -> [B, V].
 
-    The fast path of sampling (no gradient flows through it): transformers' kernels, in this order.
+    The fast path of sampling (no gradient flows through it):
 
-    * z / τ is computed as z × (1/τ): a multiplication costs a fraction of a division, and the
-      two differ at most in the last bit of z / τ (not at all when 1/τ is exact, as for τ = 0.8
-      or 0.5), far below what the float32 softmax itself rounds. (A logit beyond ~1e38 × τ, or a
-      τ so small that z / τ overflows, is redone in float64 below.)
-    * ``torch.softmax`` (which subtracts each row's maximum itself) runs in place on that one new
-      buffer (a [64, 50257] batch: 13 MB, not 26);
-    * float16 / bfloat16 logits are divided and exponentiated in float32: z / τ rounded to
-      bfloat16 near 85 can be off by 0.25, a 28 % error in a probability; only the
-      probabilities return to the dtype;
+    * z / τ is computed as z × (1/τ): cheaper than a division, and at most the last bit of z / τ
+      apart (none when 1/τ is exact, as for τ = 0.8 or 0.5), far below the float32 softmax's own
+      rounding. (A logit beyond ~1e38 × τ, or a τ so small that z / τ overflows, is redone below.)
+    * ``torch.softmax`` (which subtracts each row's maximum itself) runs in place on that buffer;
+    * float16 / bfloat16 logits are divided and exponentiated in float32 (z / τ rounded to
+      bfloat16 near 85 can be off by 0.25, a 28 % error in a probability);
     * the input is checked through the output: a row holding NaN or +inf, or only −inf, has a
-      NaN sum of exponentials, which turns every probability of the row into NaN — so the first
+      NaN sum of exponentials, which makes every probability of the row NaN — so the first
       column tells, and only then does the full check run (for its message).
     """
     t = check_temperature(temperature)
