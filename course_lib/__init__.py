@@ -37,8 +37,8 @@ The layers
                    ``loss_last_bound`` (why no weights print the article's 0.370652)
     ``decoding``   ``checks``; ``probs``; ``rules`` — ONE class per sampling rule (``Temperature``,
                    ``TopK``, ``TopP``, ``MinP``: check, per-row ``ids``, batched ``mask``), run in the
-                   order of ``rules.FILTERS``; ``select`` (not taught: how the batched top-k and
-                   top-p find each row's largest values); ``variants`` (nanoGPT's and GPT-2's own cuts);
+                   order of ``rules.FILTERS``; ``batched`` (not taught: what the batched masks
+                   call, one partition per row, one comparison); ``variants`` (nanoGPT's and GPT-2's own cuts);
                    ``pipeline.SamplingRule``; ``draw``; ``generate`` — THE generation loop;
                    ``kv_cost``; ``stats``
     ``figures``    ``registry`` (``check_figure``), ``computers`` (``check_inline``), and one function per

@@ -150,12 +150,11 @@ def test_a_softmax_normalised_as_on_arm_goes_through_every_rule(probs):
 
 def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
     """The batched top-p adds a row's largest values in ranked order in float64 — the per-row
-    rule's own sum — and sorts only the largest 4,096 first (then 32,768, then the whole row).
+    rule's own sum — and sorts only the largest 4,096 first (a wider nucleus: the whole row).
     With p set to a running sum itself and to the float64 values just below and above it, at
-    places inside and beyond each width, the kept sets are the per-row rule's: on a tied row, a
+    places inside and beyond that width, the kept sets are the per-row rule's: on a tied row, a
     row with −inf logits, a plain row, a peaked row and an underflowing one, float32 and float64,
-    single rows and the batch; by each method (numpy's partition, and the bar of a sample)."""
-    from course_lib.decoding import methods
+    single rows and the batch."""
     from course_lib.decoding.probs import ranked_ids
     from course_lib.decoding.rules import TOP_P
     rows = [0, 1, 2, 3, 7]
@@ -168,8 +167,7 @@ def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
     orders = [ranked_ids(row) for row in lists]
     expected_for = {}
     with one_thread():
-        for q, method in ((probs[rows], "partition"), (probs[rows].double(), "partition"),
-                          (probs[rows], "threshold"), (probs[rows].double(), "threshold")):
+        for q in (probs[rows], probs[rows].double()):
             for b, (row, order) in enumerate(zip(lists, orders)):
                 sums = list(accumulate(row[i] for i in order))
                 targets = {t for j in places if 0 < sums[j] <= 1
@@ -178,11 +176,10 @@ def test_top_p_decides_exactly_where_the_running_sum_meets_p(probs):
                     if (b, p) not in expected_for:
                         expected_for[b, p] = as_mask(TOP_P.ids(row, p, order, None))
                     expected = expected_for[b, p]
-                    with methods.forced("top_p", method):         # each method (course_lib.decoding.methods)
-                        assert torch.equal(SB.top_p_mask(q[b:b + 1], p)[0], expected), (q.dtype, rows[b], p, method)
-                        assert torch.equal(SB.top_p_mask(q, p)[b], expected), (q.dtype, rows[b], p, method)
+                    assert torch.equal(SB.top_p_mask(q[b:b + 1], p)[0], expected), (q.dtype, rows[b], p)
+                    assert torch.equal(SB.top_p_mask(q, p)[b], expected), (q.dtype, rows[b], p)
                     checked += 1
-    assert checked >= 300
+    assert checked >= 150
 
 
 def test_top_k_from_the_logits_alone_keeps_the_same_ids():
@@ -219,14 +216,13 @@ def softmax_gaps(rows: torch.Tensor, t: float, p: torch.Tensor, exact: torch.Ten
 
 def test_batched_softmax_checks_its_input_through_its_output():
     """softmax_with_temperature_batched checks the logits by the first column of its output (a bad
-    row makes every probability NaN): each kind of bad row still raises on both of its paths (a
-    small batch multiplied by numpy, a large one by torch), a finite z / τ that overflows float32
-    still gives the stable softmax, both paths give torch.softmax(z × 1/τ) exactly and agree with
-    the float64 softmax up to float32 rounding, and rows near the probability-sum limit are judged
-    in float64 (check_prob_rows sums in float32 first)."""
-    from course_lib.decoding.checks import SMALL
+    row makes every probability NaN): each kind of bad row still raises, in a small batch and in
+    a large one (where torch shares the work among its threads), a finite z / τ that overflows
+    float32 still gives the stable softmax, the result is torch.softmax(z × 1/τ) exactly and
+    agrees with the float64 softmax up to float32 rounding, and rows near the probability-sum
+    limit are judged in float64 (check_prob_rows sums in float32 first)."""
     z = torch.randn(3, 50)
-    large = SMALL // 150 + 1                           # copies of z that make a large batch
+    large = 500                                        # copies of z that make a large batch
     for bad, message in ((math.nan, "NaN"), (math.inf, r"\+inf")):
         rows = z.clone()
         rows[1, 17] = bad

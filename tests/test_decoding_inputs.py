@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from course_lib import decoding as D
+from course_lib.decoding.batched import first_k, first_n
 from course_lib.decoding.generate import generate
 from course_lib.model import GPT, GPTConfig
 from course_lib.tokens.bpe import teaching_tokenizer
@@ -57,7 +58,8 @@ BATCHED_ON_LOGITS = {
     "ranked_batched": D.ranked_batched,
     "top_k_mask from logits": lambda z: D.top_k_mask(None, 3, logits=z),
     "top_k_strict_cut_mask": lambda z: D.top_k_strict_cut_mask(z, 3),
-    "top_n_mask": lambda z: D.top_n_mask(z, torch.full((z.shape[0], 1), 2)),
+    "batched.first_n": lambda z: first_n(z, torch.full((z.shape[0], 1), 2)),
+    "batched.first_k": lambda z: first_k(z, 2),
 }
 BATCHED_ON_PROBS = {
     "top_k_mask": lambda q: D.top_k_mask(q, 3),

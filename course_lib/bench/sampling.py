@@ -7,7 +7,6 @@ Not taught: a script beside notebook 07's last section. Run:
     python -m course_lib.bench.sampling --markdown       # the same, then its tables in Markdown
     python -m course_lib.bench.sampling --repeat 3       # three runs (fresh processes): the figures
                                                          # they reproduce within 20 %, in Markdown
-    python -m course_lib.bench.sampling --methods        # every exact method of each rule, timed
     python -m course_lib.bench.sampling --threads 1 --cpu-time   # CPU time, not wall (a shared machine)
 
 In one process, for float32 logits of GPT-2's width (for [1, V], each call takes the next of 64
@@ -25,16 +24,16 @@ min-p ≤ 3× the floor; top-p ≤ 5× on [64, V] and ≤ 7× on [1, V]; the pip
 met or MISSED. Under it, the same ratios round by round (each round's course time over
 that round's HF or floor time): their median, and in how many rounds each was within its goal —
 on a shared machine a cell whose medians sit near its line is met in some rounds and not others.
-The first lines name the CPU model, the vector extensions numpy dispatches to (numpy's partition,
-behind top-p, runs several times slower without them), the load average and the date; the last
-ones the method each rule's fixed rule picked (``course_lib.decoding.methods``).
+The first lines name the CPU model, the vector extensions numpy dispatches to (numpy's partitions
+and comparisons, behind top-k, top-p and min-p, run several times slower without them), the load
+average and the date.
 
 * temperature 0.8: the course's float32 softmax of z / τ vs ``TemperatureLogitsWarper`` + softmax;
 * top-k 50, top-p 0.9, min-p 0.05: from the logits, the course's softmax + ``keep_mask`` (ranked by
   the logits) vs ``TopKLogitsWarper`` / ``TopPLogitsWarper`` / ``MinPLogitsWarper``;
 * the pipeline τ 0.8 → top-k 50 → top-p 0.9 → min-p 0.05 → one draw per row: ``sample_batched``
-  (the filters and ``torch.multinomial`` on the top-k candidates) vs ``LogitsProcessorList`` +
-  softmax + ``torch.multinomial`` over whole rows.
+  (the float64 softmax, the filters on the top-k candidates, ``torch.multinomial``) vs
+  ``LogitsProcessorList`` + softmax + ``torch.multinomial``.
 
 Before timing, each row checks that both sides did the same work: the kept sets are compared row
 by row (``same kept sets 64/64``). They can differ by design (``course_lib.decoding.rules``'
@@ -53,7 +52,6 @@ import time
 
 import torch
 
-from ..decoding import methods, select
 from ..decoding.pipeline import SamplingRule, apply_batched, sample_batched
 from ..decoding.probs import softmax_with_temperature_batched
 from ..decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
@@ -147,7 +145,7 @@ def same_work(name, course_fn, hf_fn) -> str:
         return (f"same kept sets {rows}/{cm.shape[0]} rows; final probabilities max |diff| "
                 f"{float((cp - hp.double()).abs().max()):.1e}; drawn ids in the kept sets "
                 f"{inside[0]}/{cm.shape[0]} and {inside[1]}/{cm.shape[0]} (not compared id for id: the "
-                f"course draws among its k candidates, a different random stream)")
+                f"course draws from float64 probabilities, transformers from float32 ones)")
     rows = int((c == h).all(dim=-1).sum())
     line = f"same kept sets {rows}/{c.shape[0]} rows"
     if rows != c.shape[0]:
@@ -225,37 +223,6 @@ def figures_of(rows: int, vocab: int, threads: int, results: list[tuple], cpu_ti
     return out
 
 
-def time_methods(rows: int, vocab: int, threads: int, rounds: int) -> None:
-    """Every exact method of each rule, forced in turn and timed interleaved (the measurements
-    behind ``methods.rule``), as a multiple of the floor."""
-    torch.set_num_threads(threads)
-    pool = torch.randn(max(rows, ROW_POOL), vocab, generator=torch.Generator().manual_seed(0)) * 3
-    batches = [pool[:rows]] if rows > 1 else [pool[b:b + 1] for b in range(ROW_POOL)]
-    turn = itertools.cycle(batches).__next__
-    probs = {id(z): softmax_with_temperature_batched(z, 1.0) for z in batches}
-    calls = {"top_k": lambda z: keep_mask(TOP_K, None, K, z),
-             "top_k_ids": lambda z: select.top_k_candidates(z, K),
-             "top_p": lambda z: keep_mask(TOP_P, probs[id(z)], P, z),
-             "min_p": lambda z: keep_mask(MIN_P, probs[id(z)], M, z)}
-    names = {"top_k": ("partition", "topk", "threshold", "rows"), "top_k_ids": ("partition", "topk", "threshold", "rows"),
-             "top_p": ("partition", "partition2", "threshold"), "min_p": ("numpy", "torch")}
-    print(f"\n[{rows}, {vocab}], {threads} thread(s): each method / the floor, median of {rounds} interleaved rounds")
-    for work, call in calls.items():
-        usable = [n for n in names[work] if not (n == "rows" and rows == 1)
-                  and not (n == "partition2" and (threads < 2 or rows < methods.SPLIT_ROWS))]
-
-        def forced(name):
-            def fn():
-                with methods.forced(work, name):
-                    return call(turn())
-            return fn
-        times = interleaved([forced(n) for n in usable] + [lambda: torch.softmax(turn(), dim=-1)], rounds)
-        floor = statistics.median(times[-1])
-        picked = methods.rule(work, rows, threads, usable)
-        print(f"  {work:<10}" + "  ".join(f"{n} {statistics.median(t) / floor:.2f}×{' (the rule)' if n == picked else ''}"
-                                          for n, t in zip(usable, times)))
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -263,7 +230,6 @@ def main(argv=None):
     parser.add_argument("--vocab", type=int, default=50_257, help="vocabulary size V (default 50,257)")
     parser.add_argument("--threads", type=int, nargs="+", default=[1, 2], help="torch threads (default 1 2)")
     parser.add_argument("--rounds", type=int, default=15, help="interleaved rounds (default 15)")
-    parser.add_argument("--methods", action="store_true", help="time every exact method of each rule instead")
     parser.add_argument("--cpu-time", action="store_true",
                         help="time this thread's CPU time, not the wall clock (a shared machine; needs --threads 1)")
     report.add_options(parser)
@@ -289,15 +255,9 @@ def measure(args) -> list[report.Figure]:
     figures = []
     for threads in args.threads:
         for rows in args.rows:
-            if args.methods:
-                time_methods(rows, args.vocab, threads, args.rounds)
-            else:
-                clock = time.thread_time if args.cpu_time else time.perf_counter
-                figures += figures_of(rows, args.vocab, threads, run(rows, args.vocab, threads, args.rounds, clock),
-                                      args.cpu_time)
-    print("\nmethods picked by the rule (course_lib.decoding.methods):")
-    for (work, one_row, threads), name in sorted(methods.chosen().items(), key=str):
-        print(f"  {work:<10} {'one row' if one_row else 'several rows'}, {threads} thread(s): {name}")
+            clock = time.thread_time if args.cpu_time else time.perf_counter
+            figures += figures_of(rows, args.vocab, threads, run(rows, args.vocab, threads, args.rounds, clock),
+                                  args.cpu_time)
     print(f"load average at the end: {' '.join(f'{x:.2f}' for x in report.load())}")
     return figures
 

@@ -4,10 +4,7 @@
 * ``probs``    — softmax with temperature, greedy, ranking, renormalising (per row and [B, V])
 * ``rules``    — ONE object per sampling rule: ``Temperature``, ``TopK``, ``TopP``, ``MinP``, each
                  with its check, its per-row ``ids`` and its batched ``mask``; ``FILTERS`` is the order
-* ``select``   — not taught: how the batched top-k / top-p find each row's largest values fast;
-                 with ``threshold`` (a bar from a sample of each row), ``methods`` (which exact
-                 method runs: a fixed rule) and ``candidates`` (the
-                 pipeline after a top-k stage, on its k candidates only)
+* ``batched``  — not taught: what the batched masks call (one partition per row, one comparison)
 * ``variants`` — nanoGPT's top-k cut and GPT-2's legacy top-p, for comparison
 * ``pipeline`` — ``SamplingRule`` (temperature → top-k → top-p → min-p → renormalise), per row and batched
 * ``draw``     — intervals on [0, 1), u, seeded draws
@@ -27,7 +24,6 @@ from .probs import (entropy, greedy_id, greedy_ids_batched, naive_softmax, rando
                     ranked_ids, renormalize, renormalize_batched, softmax64_batched, softmax_with_temperature,
                     softmax_with_temperature_batched)
 from .rules import FILTERS, MinP, Temperature, TopK, TopP, min_p_ids, min_p_mask, top_k_ids, top_k_mask, top_p_ids, top_p_mask
-from .select import top_n_mask
 from .stats import chi_square_p_value, chi_square_statistic
 from .variants import (gpt2_legacy_cutoff, gpt2_legacy_top_p_ids, gpt2_legacy_top_p_mask, top_k_strict_cut,
                        top_k_strict_cut_mask)

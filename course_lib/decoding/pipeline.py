@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+import numpy as np
 import torch
 
+from .batched import check_batch, first_k, key_and_allowed
 from .checks import check_logits, check_prob_rows, check_probs, check_temperature
 from .draw import check_generator, sample_interval
 from .probs import greedy_id, renormalize, renormalize_rows
-from .rules import FILTERS, TEMPERATURE, TOP_K, _key_and_allowed, _ranking, checked_and_allowed
-from .candidates import filter_top_k_first
-from .select import top_k_candidates
+from .rules import FILTERS, TEMPERATURE, TOP_K, _ranking
 
 # The fields every repr shows, in this order; a field added later is shown only when set, so
 # the notebooks' printed rules do not change.
@@ -121,112 +121,73 @@ def filter_batched(rule: SamplingRule, probs: torch.Tensor,
     With ``logits`` (those ``probs`` came from) every stage ranks by logit and a −inf logit is
     never kept, as in ``SamplingRule.filter(probs, logits=...)``."""
     current = check_prob_rows(probs).double()
-    key, allowed = _key_and_allowed(current, logits)          # inputs checked once
-    return _filter(rule, current, key, allowed)
+    return _all_columns(*_filter(rule, current, *key_and_allowed(current, logits)), current.shape[-1])
 
 
-# A first top-k stage with k at most this fraction of V: the later stages run on its k candidates.
-_CANDIDATE_SHARE = 4
-
-
-def _filter(rule: SamplingRule, current: torch.Tensor, key, allowed, total=None):
-    """Every stage of ``rule`` on ``current`` [B, V] (float64; divided by ``total`` [B, 1]
-    first when given). After a top-k stage only its k candidates can be kept, so the later
-    stages (and the renormalising, whose sums skip only zeros) run on [B, k]: the same values."""
+def _filter(rule: SamplingRule, current: torch.Tensor, key: torch.Tensor, allowed, total=None):
+    """Every stage of ``rule`` on ``current`` [B, V] float64 (divided by ``total`` [B, 1] first
+    when given), each stage followed by the renormalising, as :meth:`SamplingRule.filter` does.
+    After a first top-k stage only its k candidates can be kept, so every stage runs on those
+    k columns: the same values (a sum that skips zeros is the same sum), the same decisions.
+    Returns (the columns' ids [B, k] or None for all V, keep-mask, renormalised values)."""
     stages = rule.stages()
-    B, V = current.shape
-    if stages and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= V:
-        idx, mask_c, current_c = _filter_candidates(stages, current, key, allowed, total)
-        mask = torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx, mask_c)
-        final = torch.zeros(B, V, dtype=torch.float64).scatter_(1, idx, current_c)
-        return mask, final
+    (B, V), ids = current.shape, None
+    if stages and stages[0][0] is TOP_K and stages[0][1] < V:
+        k = stages[0][1]
+        ids = torch.from_numpy(np.nonzero(first_k(key, k).numpy())[1].reshape(B, k))   # [B, k], increasing
+        current, key = current.gather(1, ids), key.gather(1, ids)
+        allowed = None if allowed is None else allowed.gather(1, ids)
     if total is not None:
         current = current / total
     mask = torch.ones_like(current, dtype=torch.bool) if allowed is None else allowed.clone()
     for stage, value in stages:
         mask &= stage.mask(current, value, key, allowed)
         current = renormalize_rows(current, mask)
-    return mask, current
+    return ids, mask, current
 
 
-def _filter_candidates(stages, current, key, allowed, total=None):
-    """(candidate ids [B, k] in id order, their keep-mask, their renormalised values)."""
-    idx = top_k_candidates(key, stages[0][1])                  # the first stage: top-k
-    current_c = current.gather(1, idx)
-    if total is not None:
-        current_c = current_c / total
-    key_c = key.gather(1, idx)
-    allowed_c = None if allowed is None else allowed.gather(1, idx)
-    mask_c = torch.ones_like(current_c, dtype=torch.bool) if allowed_c is None else allowed_c.clone()
-    current_c = renormalize_rows(current_c, mask_c)
-    for stage, value in stages[1:]:
-        mask_c &= stage.mask(current_c, value, key_c, allowed_c)
-        current_c = renormalize_rows(current_c, mask_c)
-    return idx, mask_c, current_c
+def _all_columns(ids, mask, current, V: int):
+    """(keep-mask [B, V], final float64 [B, V]) from :func:`_filter`'s columns."""
+    if ids is None:
+        return mask, current
+    return (torch.zeros(len(ids), V, dtype=torch.bool).scatter_(1, ids, mask),
+            torch.zeros(len(ids), V, dtype=torch.float64).scatter_(1, ids, current))
 
 
 def _weights(rule: SamplingRule, z: torch.Tensor):
-    """Stage 1 for a checked batch: (float64 weights [B, V], their row sums [B, 1] or None).
-    weights / sums is ``TEMPERATURE.probs_batched`` (``softmax64``) bit for bit: exp((z − max z) / τ),
-    added left to right; greedy: the one-hot row at the argmax."""
+    """Stage 1 for checked logits [B, V]: (float64 weights [B, V], their row sums [B, 1] or None).
+    weights / sums is ``TEMPERATURE.probs_batched`` (``softmax64_batched``) bit for bit:
+    exp((z − max z) / τ), added left to right; greedy: the one-hot row at the argmax."""
     if rule.greedy:
-        best = torch.argmax(z, dim=-1)
-        return torch.nn.functional.one_hot(best, z.shape[-1]).double(), None
+        return torch.nn.functional.one_hot(torch.argmax(z, dim=-1), z.shape[-1]).double(), None
     t = check_temperature(rule.temperature)
-    # z − max as a NEW float64 buffer [B, V] (a float64 max makes the subtraction float64, so
-    # float32, float16 and bfloat16 logits are widened exactly): never ``z.double()``, which IS
-    # the caller's tensor when it is float64 — the in-place ops below would overwrite its logits
-    w = z - z.amax(dim=-1, keepdim=True).double()
+    w = z.to(torch.float64, copy=True)      # a NEW buffer: ``z.double()`` IS a float64 caller's tensor
+    w -= w.amax(dim=-1, keepdim=True)
     if t != 1.0:
-        w.div_(t)
+        w /= t
     w.exp_()
     return w, torch.cumsum(w, dim=-1)[:, -1:]
 
 
-def _top_k_first(rule: SamplingRule, V: int) -> bool:
-    """Whether ``rule`` starts with a top-k stage small enough for the candidate path."""
-    stages = rule.stages()
-    return not rule.greedy and bool(stages) and stages[0][0] is TOP_K and stages[0][1] * _CANDIDATE_SHARE <= V
-
-
-def _on_candidates(rule: SamplingRule, z: torch.Tensor, allowed):
-    """``candidates.filter_top_k_first`` for a checked batch: (ids [B, k], keep [B, k], final
-    [B, k]); rows near a decision are redone by :func:`_filter_candidates` on the whole row."""
-    stages = rule.stages()
-
-    def redo_rows(rows):
-        z_rows = z[rows]
-        weights, total = _weights(rule, z_rows)
-        return _filter_candidates(stages, weights, z_rows, None if allowed is None else allowed[rows], total)[1].numpy()
-
-    idx, keep, final = filter_top_k_first(stages, z, allowed, check_temperature(rule.temperature), redo_rows)
-    return idx, torch.from_numpy(keep), torch.from_numpy(final)
-
-
 def apply_batched(rule: SamplingRule, logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``SamplingRule.apply`` for a batch of logits [B, V]: float64 softmax at the rule's
-    temperature (or a greedy one-hot), then the filters ranking by the logits. Keeps, row for
-    row, the ids ``rule.apply(logits[b]).kept`` keeps — also when a float32 softmax would
-    underflow. A rule that starts with top-k works on its k candidates (``candidates.py``)."""
-    z, allowed = checked_and_allowed(logits)
-    if _top_k_first(rule, z.shape[-1]):
-        idx, keep, final = _on_candidates(rule, z, allowed)
-        B, V = z.shape
-        return (torch.zeros(B, V, dtype=torch.bool).scatter_(1, idx, keep),
-                torch.zeros(B, V, dtype=torch.float64).scatter_(1, idx, final))
+    """``SamplingRule.apply`` for a batch of logits [B, V]: ``(keep-mask [B, V], final float64
+    [B, V])``, the float64 softmax at the rule's temperature (or a greedy one-hot), then the
+    filters ranking by the logits. Keeps, row for row, the ids ``rule.apply(logits[b]).kept``
+    keeps — also where a float32 softmax would underflow."""
+    return _all_columns(*_filter_logits(rule, logits), logits.shape[-1])
+
+
+def _filter_logits(rule: SamplingRule, logits: torch.Tensor):
+    z, allowed = check_batch(logits)
     weights, total = _weights(rule, z)
     return _filter(rule, weights, z, allowed, total)
 
 
 def sample_batched(rule: SamplingRule, logits: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
     """One id per row of logits [B, V], drawn with ``torch.multinomial`` from the distribution
-    ``apply_batched(rule, logits)`` leaves (its ``final`` rows). With a top-k stage first the
-    draw is among the k candidates only (the others have probability 0): [B] ids."""
+    ``apply_batched(rule, logits)`` leaves (its ``final`` rows): [B] ids. With a top-k stage
+    first the draw is among the k candidates only (the others have probability 0)."""
     check_generator(generator)
-    z, allowed = checked_and_allowed(logits)
-    if _top_k_first(rule, z.shape[-1]):
-        idx, _, final = _on_candidates(rule, z, allowed)
-        return idx.gather(1, torch.multinomial(final, 1, generator=generator)).squeeze(-1)
-    weights, total = _weights(rule, z)
-    _, final = _filter(rule, weights, z, allowed, total)
-    return torch.multinomial(final, 1, generator=generator).squeeze(-1)
+    ids, _, final = _filter_logits(rule, logits)
+    drawn = torch.multinomial(final, 1, generator=generator)                  # [B, 1]
+    return (drawn if ids is None else ids.gather(1, drawn)).squeeze(-1)

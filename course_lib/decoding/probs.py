@@ -14,13 +14,10 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from ..tokens.ids import check_ids
-from .checks import SMALL, as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature
-
-_NUMPY_DTYPES = (torch.float32, torch.float64)     # read through numpy (``checks.numpy_view``)
+from .checks import as_float_list, check_logits, check_prob_rows, check_probs, check_rows, check_temperature
 
 # --------------------------------------------------------------------------- one row
 
@@ -106,51 +103,30 @@ def renormalize(probs, kept) -> list[float]:
 def softmax_with_temperature_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.Tensor:
     """Row-wise stable softmax of logits / τ, in the logits' dtype: [B, V] -> [B, V].
 
-    The fast path of sampling (no gradient flows through it). Three choices make it cheap:
+    The fast path of sampling (no gradient flows through it):
 
-    * z / τ is computed as z × (1/τ): a multiplication costs a fraction of a division, and the
-      two differ at most in the last bit of z / τ (not at all when 1/τ is exact, as for τ = 0.8
-      or 0.5), far below what the float32 softmax itself rounds. Up to 65,536 values (a GPT-2
-      row) numpy multiplies on one core: torch would share the work among its threads, and
-      waking them costs more than the multiply. (A logit beyond ~1e38 × τ, or a τ so small
-      that z / τ overflows, is redone in float64 below, without numpy's overflow warning.)
-    * ``torch.softmax`` (which subtracts each row's maximum itself) runs in place on that one new
-      buffer (a [64, 50257] batch: 13 MB, not 26);
+    * z / τ is computed as z × (1/τ): cheaper than a division, and at most the last bit of z / τ
+      apart (none when 1/τ is exact, as for τ = 0.8 or 0.5), far below the float32 softmax's own
+      rounding. (A logit beyond ~1e38 × τ, or a τ so small that z / τ overflows, is redone below.)
+    * ``torch.softmax`` (which subtracts each row's maximum itself) runs in place on that buffer;
+    * float16 / bfloat16 logits are divided and exponentiated in float32 (z / τ rounded to
+      bfloat16 near 85 can be off by 0.25, a 28 % error in a probability);
     * the input is checked through the output: a row holding NaN or +inf, or only −inf, has a
-      NaN sum of exponentials, which turns every probability of the row into NaN — so the first
+      NaN sum of exponentials, which makes every probability of the row NaN — so the first
       column tells, and only then does the full check run (for its message).
     """
     t = check_temperature(temperature)
-    if (isinstance(logits, torch.Tensor) and logits.dtype in _NUMPY_DTYPES and logits.dim() == 2
-            and 0 < logits.numel() <= SMALL and logits.is_cpu):     # the usual rows: through numpy
-        if logits.requires_grad:
-            logits = logits.detach()
-        if t == 1.0:                 # nothing to divide: the softmax makes the one new buffer
-            probs = torch.softmax(logits, dim=-1)
-            x = probs.numpy()
-        else:                        # the one new buffer (z × 1/τ), then the softmax in place
-            z = logits.numpy()
-            with np.errstate(over="ignore", invalid="ignore"):    # an overflow is redone below
-                # 1/τ in z's own dtype, as numpy 2 takes a Python float; numpy 1.26 would widen a
-                # float32 row to float64 when 1/τ exceeds float32's range (τ < ~3e-39)
-                x = z * z.dtype.type(1.0 / t)
-            probs = torch.from_numpy(x)
-            torch.softmax(probs, dim=-1, out=probs)
-        return probs if not math.isnan(x[0, 0] if len(x) == 1 else x[:, 0].sum()) else _redone(logits, t)
     if not (isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2
             and logits.numel() > 0):
         check_rows(logits)                                     # raises, naming what is wrong
     logits = logits.detach()
-    # float16 / bfloat16 logits are divided and exponentiated in float32: z / τ rounded to
-    # bfloat16 near 85 can be off by 0.25, a 28 % error in a probability (and torch
-    # versions round that product differently); only the probabilities return to the dtype
     wide = logits.float() if logits.dtype in (torch.float16, torch.bfloat16) else logits
     probs = torch.softmax(wide, dim=-1) if t == 1.0 else wide * (1.0 / t)
     if t != 1.0:
         torch.softmax(probs, dim=-1, out=probs)
-    probs = probs.to(logits.dtype)
-    first = probs[:, 0]
-    return probs if not math.isnan(first[0] if len(first) == 1 else first.sum()) else _redone(logits, t)
+    if probs.dtype != logits.dtype:
+        probs = probs.to(logits.dtype)
+    return probs if not math.isnan(probs[0, 0] if len(probs) == 1 else probs[:, 0].sum()) else _redone(logits, t)
 
 
 def _redone(logits: torch.Tensor, t: float) -> torch.Tensor:
@@ -169,12 +145,6 @@ def softmax64_batched(logits: torch.Tensor, temperature: float = 1.0) -> torch.T
     last bit of ``exp``)."""
     t = check_temperature(temperature)
     z = check_rows(logits).double()
-    return softmax64(z, t)
-
-
-def softmax64(z: torch.Tensor, t: float) -> torch.Tensor:
-    """:func:`softmax64_batched` on inputs already checked: [B, V] -> float64 [B, V]."""
-    z = z.double()
     weights = torch.exp((z - z.max(dim=-1, keepdim=True).values) / t)
     return weights / torch.cumsum(weights, dim=-1)[:, -1:]
 

@@ -57,10 +57,9 @@ import math
 import numpy as np
 import torch
 
-from . import methods
-from .checks import numpy_view, check_logits, check_rows, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
-from .probs import ranked_ids, softmax64, softmax_with_temperature
-from .select import top_k_fast, top_p_fast
+from .batched import check_batch, first_k, first_n, key_and_allowed, nucleus, only_allowed
+from .checks import as_numpy, check_logits, check_min_p, check_prob_rows, check_probs, check_temperature, check_top_k, check_top_p
+from .probs import ranked_ids, softmax64_batched, softmax_with_temperature
 
 # --------------------------------------------------------------------------- rankings
 
@@ -77,55 +76,6 @@ def _ranking(probs: list[float], logits) -> tuple[list[int], set[int] | None]:
     return ranked_ids(z), allowed
 
 
-def checked_and_allowed(logits: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The checked logits and which ids may be kept ([B, V] finite-logit mask, or None when no
-    logit is −inf). The usual batch is read once: a row's sum is finite exactly when the row
-    holds no NaN and no ±inf (inf + finite = inf, inf − inf = NaN, and NaN stays NaN), so such
-    a row is valid and keeps every id. Only a batch with a non-finite sum (a −inf logit, an
-    invalid value, or a float32 sum beyond ~3e38) reads each row's minimum (is there a −inf?)
-    and maximum (finite exactly when the row has no NaN, no +inf and a finite value; only then
-    is it valid). ``torch.aminmax`` would read the batch once, but it is several times slower
-    than ``amin`` and ``amax``. Up to ``checks.SMALL`` values numpy reads the batch (torch would
-    wake its threads for one row); larger batches are read by torch, in parallel."""
-    if isinstance(logits, torch.Tensor) and logits.is_floating_point() and logits.dim() == 2 and logits.numel() > 0:
-        z = numpy_view(logits, small_only=True)
-        if z is not None:               # numpy's einsum adds in any order, fast (only finiteness counts)
-            sums = np.einsum("ij->i", z)
-            if math.isfinite(sums[0]) if len(z) == 1 else np.isfinite(sums).all():
-                return logits, None
-        elif logits.dtype in (torch.float32, torch.float64):     # a large batch: torch, in parallel
-            if bool(torch.isfinite(logits.detach().sum(dim=-1)).all()):
-                return logits, None
-        if z is not None and len(z) == 1:          # one row: Python floats, fewer numpy calls
-            lowest, highest = float(z.min()), float(z.max())
-            if math.isfinite(highest):
-                return logits, (~torch.isneginf(logits) if lowest == -math.inf else None)
-        elif z is not None:
-            lowest, highest = z.min(axis=-1), z.max(axis=-1)
-        else:
-            lowest, highest = (t.double().numpy(force=True)       # [B] each (numpy has no bfloat16)
-                               for t in (logits.amin(dim=-1), logits.amax(dim=-1)))
-        if np.isfinite(highest).all():
-            return logits, (~torch.isneginf(logits) if np.isneginf(lowest).any() else None)
-    # only a batch that is not valid gets here: check_rows raises, naming what is wrong
-    return check_rows(logits), ~torch.isneginf(logits)
-
-
-def _key_and_allowed(probs: torch.Tensor, logits: torch.Tensor | None):
-    """Batched: what to rank by (the logits when given, else the probabilities) and which ids
-    may be kept at all (finite logits; None: every id)."""
-    if logits is None:
-        return probs, None
-    logits, allowed = checked_and_allowed(logits)
-    if logits.shape != probs.shape:
-        raise ValueError(f"logits has shape {tuple(logits.shape)} but probs has {tuple(probs.shape)}")
-    return logits, allowed
-
-
-def _only_allowed(mask: torch.Tensor, allowed: torch.Tensor | None) -> torch.Tensor:
-    return mask if allowed is None else mask & allowed
-
-
 # --------------------------------------------------------------------------- the rules
 
 
@@ -140,8 +90,8 @@ class Temperature:
         return softmax_with_temperature(logits, t)
 
     def probs_batched(self, z: torch.Tensor, t: float) -> torch.Tensor:
-        """[B, V] checked logits -> float64 [B, V], the per-row values up to ``exp``'s last bit."""
-        return softmax64(z, t)
+        """[B, V] logits -> float64 [B, V], the per-row values up to ``exp``'s last bit."""
+        return softmax64_batched(z, t)
 
 
 class TopK:
@@ -154,9 +104,11 @@ class TopK:
         return [i for i in order[:k] if allowed is None or i in allowed]
 
     def mask(self, probs: torch.Tensor, k: int, key: torch.Tensor, allowed) -> torch.Tensor:
+        """[B, V]: the first k ids by ``key`` (``batched.first_k``: one partition per row; a tie
+        at the k-th value goes to the smaller ids)."""
         if k >= probs.shape[-1]:
-            return _only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
-        return _only_allowed(top_k_fast(key, k), allowed)
+            return only_allowed(torch.ones_like(probs, dtype=torch.bool), allowed)
+        return only_allowed(first_k(key, k), allowed)
 
 
 class TopP:
@@ -177,12 +129,17 @@ class TopP:
         return [i for i in kept if allowed is None or i in allowed]
 
     def mask(self, probs: torch.Tensor, p: float, key: torch.Tensor, allowed) -> torch.Tensor:
-        """A ranked place is kept while the sum *before* it is < p. How many places that is
-        depends only on the sorted values: :func:`~course_lib.decoding.select.top_p_fast`
-        sorts only each row's largest values (found by numpy's ``partition`` or at a bar from a
-        sample, as ``methods.py`` picks) and adds them in ranked order in
-        float64, as :meth:`ids` does; the first n ids by ``key`` are then kept, ties by id."""
-        return _only_allowed(top_p_fast(probs, p, key), allowed)
+        """[B, V]: how many places n a row keeps depends only on its sorted values (``batched.nucleus``
+        adds each row's largest values in ranked order in float64, as :meth:`ids` does); the ids
+        kept are those at or above the n-th largest probability — exactly n of them unless the
+        n-th value is tied with the next, where the first n by ``key`` are kept, ties by id."""
+        a = as_numpy(probs)
+        n, kth, tied = nucleus(a, p)                                      # [B] each
+        mask = torch.from_numpy(a >= kth[:, None])
+        rows = torch.from_numpy(np.flatnonzero(tied))
+        if len(rows):
+            mask[rows] = first_n(key[rows], torch.from_numpy(n)[rows, None])
+        return only_allowed(mask, allowed)
 
 
 class MinP:
@@ -197,39 +154,14 @@ class MinP:
         return [i for i in order if q[i] >= bar and (allowed is None or i in allowed)]
 
     def mask(self, probs: torch.Tensor, m: float, key: torch.Tensor, allowed) -> torch.Tensor:
-        """q ≥ m × max q, decided in float64. A float32 row is compared with the least float32 ≥
-        the float64 bar (the same answer, without widening the row); numpy compares where it can
-        read the tensor's memory, else torch (``methods.py``)."""
-        a = numpy_view(probs)
-        ways = {"torch": lambda: self._mask_torch(probs, m)}
-        if a is not None:
-            ways["numpy"] = lambda: self._mask_numpy(a, m)
-        mask = methods.run("min_p", len(probs), ways)
-        return _only_allowed(mask, allowed)
-
-    @staticmethod
-    def _mask_torch(probs: torch.Tensor, m: float) -> torch.Tensor:
-        bar = m * probs.amax(dim=-1, keepdim=True).double()           # m × max, in float64
-        if probs.dtype == torch.float32:        # q ≥ bar ⇔ q ≥ the least float32 ≥ bar
-            bar32 = bar.float()
-            bar32 = torch.where(bar32.double() < bar, torch.nextafter(bar32, torch.tensor(math.inf)), bar32)
-            return probs >= bar32
-        return probs.double() >= bar
-
-    @staticmethod
-    def _mask_numpy(a: np.ndarray, m: float) -> torch.Tensor:
-        if len(a) == 1:                          # one row: the same bar from Python floats
-            bar = m * float(a.max())
-            if a.dtype == np.float32:
-                bar32 = np.float32(bar)
-                return torch.from_numpy(a >= (np.nextafter(bar32, np.float32(np.inf)) if float(bar32) < bar else bar32))
-            return torch.from_numpy(a >= bar)
-        bar = m * a.max(axis=-1, keepdims=True).astype(np.float64)   # [B, 1]
-        if a.dtype == np.float32:
-            bar32 = bar.astype(np.float32)
-            bar32 = np.where(bar32 < bar, np.nextafter(bar32, np.float32(np.inf)), bar32)
-            return torch.from_numpy(a >= bar32)
-        return torch.from_numpy(a >= bar)
+        """[B, V]: q ≥ m × max q, decided in float64 as :meth:`ids` decides, in one comparison
+        per row: a float32 row with the least float32 ≥ the float64 bar (the same answer, and
+        numpy compares float32 values several times faster than it widens them)."""
+        a = as_numpy(probs)
+        bar = m * a.max(axis=-1, keepdims=True).astype(np.float64)       # [B, 1]
+        low = bar.astype(a.dtype)                                         # rounded to nearest
+        low = np.where(low < bar, np.nextafter(low, a.dtype.type(np.inf)), low)
+        return only_allowed(torch.from_numpy(a >= low), allowed)
 
 
 TEMPERATURE, TOP_K, TOP_P, MIN_P = Temperature(), TopK(), TopP(), MinP()
@@ -253,9 +185,10 @@ def keep_mask(rule, probs: torch.Tensor | None, value, logits: torch.Tensor | No
     if probs is None:
         if rule is not TOP_K or logits is None:
             raise ValueError("probs is None: only top-k with logits given can do without probabilities")
-        z, allowed = checked_and_allowed(logits)
+        z, allowed = check_batch(logits)
         return rule.mask(z, value, z, allowed)
-    return rule.mask(check_prob_rows(probs), value, *_key_and_allowed(probs, logits))
+    probs = check_prob_rows(probs)
+    return rule.mask(probs, value, *key_and_allowed(probs, logits))
 
 
 def top_k_ids(probs, top_k: int, logits=None) -> list[int]:
