@@ -293,18 +293,26 @@ def test_the_instructors_ctrl_c_still_stops_the_batch(tmp_path, monkeypatch):
         run_batch(tmp_path, monkeypatch, ["honest", "interrupt"])
 
 
+class Clock:
+    """The grader's clock in the test below: it moves only when a session starts (100 s each)."""
+    now = 0.0
+
+    @classmethod
+    def monotonic(cls):
+        return cls.now
+
+
 class SlowToStart:
-    """A stand-in for a submission's session: 0.5 s to start, functions that answer at once
-    (split_heads raises BaseException, as a learner's rebuilt exception may)."""
+    """A stand-in for a submission's session: 100 s of the test's clock to start, functions that
+    answer at once (split_heads raises BaseException, as a learner's rebuilt exception may)."""
     starts = 0
 
     def __init__(self, *args):
         self.alive = False
 
     def start(self):
-        import time
         SlowToStart.starts += 1
-        time.sleep(0.5)
+        Clock.now += 100.0
         self.alive = True
         return {"cell_errors": [], "defined": dict.fromkeys(["make_causal_mask", "attention_head", "split_heads"], "function")}
 
@@ -324,10 +332,11 @@ class SlowToStart:
 
 def test_a_rows_seconds_are_its_check_alone_and_an_exception_past_the_check_fails_that_exercise(monkeypatch):
     monkeypatch.setattr("course_lib.grading.session.Session", SlowToStart)
+    monkeypatch.setattr(cli, "time", Clock)
     sub = submissions.Submission("x.ipynb", "x", ["make_causal_mask", "split_heads", "attention_head"], cells=["pass"])
     rows, errors, startup = cli.grade_submission(sub, None, 0, True)
     assert [(r["exercise"], r["reason"]) for r in rows] == [
         ("make_causal_mask", "not attempted"), ("split_heads", "the check could not finish (Bye: bye)"),
         ("attention_head", "not attempted")]
-    assert SlowToStart.starts == 2 and startup >= 1.0            # a fresh session after the exception
-    assert all(r["seconds"] < 0.5 for r in rows), rows          # neither 0.5 s start-up is in any row
+    assert SlowToStart.starts == 2 and startup == 200.0          # a fresh session after the exception
+    assert all(r["seconds"] == 0.0 for r in rows), rows         # neither start-up is in any row
