@@ -7,8 +7,6 @@ compared with ``model.embeddings`` and the model's own embedding tables.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import torch
 
 from ..gpt2.config import GPT2_SMALL_CONFIG
@@ -95,9 +93,9 @@ def check_embed(fn):
     return run("embed", fn, body)
 
 
-@lru_cache(maxsize=1)
 def _gpt2_sized():
-    """GPT-2-sized random tables looked up for "Hi 你!" (interface.tok.hi_ni's ids), made once."""
+    """GPT-2-sized random tables looked up for "Hi 你!" (interface.tok.hi_ni's ids); made for
+    each check and dropped after it (154 MB: a notebook's kernel stays small on Binder)."""
     ids = [17250, 220, 19526, 254, 0]
     return ids, gpt2_sized_lookup(ids, GPT2_SMALL_CONFIG)
 
