@@ -193,9 +193,11 @@ def run_lab(paths: list[Path], limit: float) -> bool:
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, JUPYTER_RUNTIME_DIR=home)
+        log = Path(home) / "lab.log"
         lab = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-                                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={NOTEBOOKS.parent}"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={NOTEBOOKS.parent}"]
+                               + (["--allow-root"] if os.geteuid() == 0 else []),       # root: a container
+                               env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
         try:
             for _ in range(120):                         # the server answers within a minute
                 try:
@@ -204,7 +206,8 @@ def run_lab(paths: list[Path], limit: float) -> bool:
                 except OSError:
                     time.sleep(0.5)
             else:
-                print("jupyter lab did not answer within a minute")
+                print("jupyter lab did not answer within a minute; the end of its log:\n"
+                      + "\n".join(log.read_text(errors="replace").splitlines()[-10:]))
                 return False
             runners = [subprocess.Popen([sys.executable, "-m", "course_lib.bench.memory", "--limit", "1e9", "--notebooks", str(p)],
                                         stdout=subprocess.DEVNULL) for p in paths]
