@@ -44,7 +44,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -127,11 +126,11 @@ def notebook_peak(path: Path) -> float:
     from nbclient import NotebookClient
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PEAK_CELL))
-    os.environ.pop("COURSE_GPT2_WEIGHTS", None)
     with tempfile.TemporaryDirectory() as hub:
-        os.environ["HF_HUB_CACHE"] = hub
+        env = {name: value for name, value in os.environ.items() if name != "COURSE_GPT2_WEIGHTS"}
         NotebookClient(nb, timeout=600, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.resolve().parent)}}).execute()
+                       resources={"metadata": {"path": str(path.resolve().parent)}}).execute(
+            env=dict(env, HF_HUB_CACHE=hub))                  # the kernel's environment; ours unchanged
     out = "".join(o.get("text", "") for o in nb.cells[-1].outputs if o.get("output_type") == "stream")
     return int(out.split(PEAK_MARK)[1].split()[0]) * 1024 / MB       # VmHWM is in kB (KiB)
 
@@ -188,16 +187,18 @@ def free_port() -> int:
 
 def run_lab(paths: list[Path], limit: float) -> bool:
     """JupyterLab's server and one kernel per notebook in ``paths``, all at once: the peak of
-    their summed RSS and PSS while the notebooks run; True when both stay within ``limit`` MB."""
+    their summed RSS and PSS while the notebooks run; True when the summed RSS (the larger)
+    stays within ``limit`` MB."""
     port, token = free_port(), secrets.token_hex(16)
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory() as home:
         env = dict(os.environ, JUPYTER_RUNTIME_DIR=home)
         log = Path(home) / "lab.log"
-        lab = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
-                                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={NOTEBOOKS.parent}"]
-                               + (["--allow-root"] if os.geteuid() == 0 else []),       # root: a container
-                               env=env, stdout=subprocess.DEVNULL, stderr=log.open("w"))
+        with log.open("w") as err:
+            lab = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
+                                    f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={NOTEBOOKS.parent}"]
+                                   + (["--allow-root"] if os.geteuid() == 0 else []),       # root: a container
+                                   env=env, stdout=subprocess.DEVNULL, stderr=err)
         try:
             for _ in range(120):                         # the server answers within a minute
                 try:
@@ -209,8 +210,10 @@ def run_lab(paths: list[Path], limit: float) -> bool:
                 print("jupyter lab did not answer within a minute; the end of its log:\n"
                       + "\n".join(log.read_text(errors="replace").splitlines()[-10:]))
                 return False
-            runners = [subprocess.Popen([sys.executable, "-m", "course_lib.bench.memory", "--limit", "1e9", "--notebooks", str(p)],
-                                        stdout=subprocess.DEVNULL) for p in paths]
+            logs = [Path(home) / f"run-{i}.log" for i in range(len(paths))]
+            runners = [subprocess.Popen([sys.executable, "-m", "course_lib.bench.memory", "--limit", "1e9",
+                                         "--notebooks", str(p)], stdout=subprocess.DEVNULL, stderr=log.open("w"))
+                       for p, log in zip(paths, logs)]
             peaks = {"rss": 0, "pss": 0}
             while any(r.poll() is None for r in runners):
                 pids = process_tree(lab.pid) + [pid for r in runners for pid in process_tree(r.pid)[1:]]
@@ -219,10 +222,11 @@ def run_lab(paths: list[Path], limit: float) -> bool:
                 peaks["pss"] = max(peaks["pss"], sum(p for _, p in sizes))
                 time.sleep(0.2)
             server = sum(rss_and_pss(pid)[0] for pid in process_tree(lab.pid))
+            failed = [f"{p.name}: {log.read_text(errors='replace').strip().splitlines()[-1:]}"
+                      for p, r, log in zip(paths, runners, logs) if r.returncode]
         finally:
             lab.terminate()
             lab.wait(timeout=30)
-    failed = [p.name for p, r in zip(paths, runners) if r.returncode]
     names = ", ".join(p.name for p in paths)
     print(f"JupyterLab's server ({server / MB:.0f} MB resident at the end) and {len(paths)} kernels running "
           f"{names} at once; {machine_line()}")
