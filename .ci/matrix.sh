@@ -22,6 +22,11 @@
 #   existing  Python 3.11 that already holds torch 2.14.1 and numpy 2.3.5 (as Colab, Kaggle or
 #             a conda env does); `pip install -e ".[check]"` without the lock must keep both
 #             and download no torch; then the same tests
+#   nocjk     Debian 12's python3 in a bookworm root of its own without a CJK font (as Colab, Kaggle
+#             and a fresh Debian are: apt.txt's fonts left out), the lock's versions: the Chinese
+#             labels of the diagrams and the pipeline map drawn with the course's own font
+#             (data/fonts/), no glyph missing (pictures in artifacts/matrix/nocjk-pictures/), then
+#             the same tests
 #   nonroot-readonly  an instructor's shared install: `make setup-test` by root, then the checkout
 #             made read-only (chmod -R a-w) and `make test` (all four stages) run there by an
 #             unprivileged user (NONROOT_USER, default probeuser) with a fresh HOME; the Python
@@ -40,7 +45,7 @@ MATRIX_DIR="${MATRIX_DIR:-/var/tmp/course-matrix}"
 OUT="$PROJECT/artifacts/matrix"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PY311="${PY311:-python3.11}"
-ALL_ENVS="lock oldest newest py312 py313 py314 debian12 uv existing nonroot-readonly"
+ALL_ENVS="lock oldest newest py312 py313 py314 debian12 uv existing nonroot-readonly nocjk"
 ENVS="${*:-$ALL_ENVS}"
 mkdir -p "$MATRIX_DIR/pip-cache" "$OUT"
 export PIP_CACHE_DIR="$MATRIX_DIR/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
@@ -186,15 +191,17 @@ unmount_root() {
   ROOT_DIR=""
 }
 # enter_root ENV SUITE: debootstrap SUITE under $MATRIX_DIR once (kept for later runs), mount what
-# the tests need, clone the project to /root/course in it
+# the tests need, clone the project to /root/course in it. ROOT_NAME (default SUITE-root) and
+# ROOT_PACKAGES (default apt.txt's packages) make another root: nocjk's, without fonts
 enter_root() {
-  local env=$1 suite=$2 script=""
+  local env=$1 suite=$2 script="" packages
+  packages=${ROOT_PACKAGES-$(echo $(cat "$PROJECT/apt.txt"))}
   [ "$(id -u)" = 0 ] || { log "$env: needs root (debootstrap, chroot)"; echo "| $env | did not run: needs root | | |" > "$OUT/$env.row"; return 1; }
-  ROOT_DIR="$MATRIX_DIR/$suite-root"
+  ROOT_DIR="$MATRIX_DIR/${ROOT_NAME:-$suite-root}"
   [ "$suite" = forky ] && script=/usr/share/debootstrap/scripts/sid     # sid's script serves forky
   if [ ! -x "$ROOT_DIR/usr/bin/python3" ]; then
     log "$env: debootstrap $suite $ROOT_DIR"
-    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,git,make,$(cat "$PROJECT/apt.txt" | tr '\n' ',' | sed 's/,$//') \
+    debootstrap --variant=minbase --include=python3,python3-venv,ca-certificates,git,make${packages:+,${packages// /,}} \
       "$suite" "$ROOT_DIR" "$MIRROR" $script > "$OUT/$env-debootstrap.log" 2>&1 \
       || { log "$env: debootstrap FAILED (see $OUT/$env-debootstrap.log)"; echo "| $env | install failed: debootstrap | | |" > "$OUT/$env.row"; ROOT_DIR=""; return 1; }
   fi
@@ -223,9 +230,9 @@ enter_root() {
   done
   ROOT_FIND_LINKS=${ROOT_FIND_LINKS# }
   # make (tests/test_environment.py dry-runs the Makefile) and the fonts of apt.txt (plots)
-  if ! inroot sh -c "command -v make && dpkg -s $(echo $(cat "$PROJECT/apt.txt"))" > /dev/null 2>&1; then
-    log "$env: apt-get install make $(echo $(cat "$PROJECT/apt.txt"))"
-    inroot sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq make $(echo $(cat "$PROJECT/apt.txt"))" \
+  if ! inroot sh -c "command -v make ${packages:+&& dpkg -s $packages}" > /dev/null 2>&1; then
+    log "$env: apt-get install make $packages"
+    inroot sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq make $packages" \
       > "$OUT/$env-apt.log" 2>&1 || { log "$env: apt-get FAILED"; return 1; }
   fi
   rm -rf "$ROOT_DIR/root/course" "$ROOT_DIR/opt/venv" "$ROOT_DIR/root/xml" && mkdir -p "$ROOT_DIR/root/xml"
@@ -254,6 +261,64 @@ debian12_env() {  # the learner's path on Debian 12, with its own python3: make 
     || { log "debian12: make setup-test FAILED"; echo "| debian12 | install failed: make setup-test | | |" > "$OUT/debian12.row"; unmount_root; return 1; }
   run_tests debian12 /root/course/.venv/bin/python /root/course /root/xml inroot
   finish_row debian12 "$(versions inroot /root/course/.venv/bin/python)" "$ROOT_DIR/root/xml"
+  unmount_root; trap - EXIT
+}
+
+# ---- nocjk: no CJK font on the machine ------------------------------------------------------
+# the zh pictures, checked where only the course's own font has Chinese: no CJK family installed,
+# every character of the zh diagrams and the pipeline map in DejaVu Sans or Course CJK SC, no
+# missing-glyph warning; the PNGs kept for a look
+NOCJK_PY='
+import sys, warnings
+import matplotlib
+matplotlib.use("Agg")
+from matplotlib import font_manager
+from matplotlib.ft2font import FT2Font
+from course_lib.ui import diagrams, fonts
+from course_lib.ui.language import set_language
+from course_lib.ui.pipeline_map import pipeline_map
+from course_lib.model.attention import causal_mask
+assert fonts.cjk_family() is None, "a CJK font is installed: " + str(sorted({f.name for f in font_manager.fontManager.ttflist}))
+family = fonts.use_readable_fonts()
+assert family == ["DejaVu Sans", fonts.COURSE_CJK_FAMILY], family
+have = set()
+for name in family:
+    have |= set(FT2Font(font_manager.findfont(name, fallback_to_default=False)).get_charmap())
+set_language("zh")
+warnings.simplefilter("error")
+figures = {"map": pipeline_map("03").figure(),
+           "merge": diagrams.merge_loop_diagram([["t", "h", "e"], ["th", "e"], ["the"]]),
+           "mask": diagrams.causal_mask_diagram(causal_mask(4), list("abab")),
+           "heads": diagrams.head_split_diagram(3, 6, 3), "kv": diagrams.kv_cache_diagram(list("abaab"), 3)}
+drawn = set()
+for name, fig in figures.items():
+    fig.savefig(f"{sys.argv[1]}/zh-{name}.png", dpi=90)
+    drawn |= {c for t in fig.findobj(matplotlib.text.Text) for c in t.get_text() if not c.isspace()}
+missing = sorted(c for c in drawn if ord(c) not in have)
+chinese = sum(1 for c in drawn if "\u4e00" <= c <= "\u9fff")
+assert not missing and chinese > 20, (missing, chinese)
+print(f"{len(figures)} zh pictures: {len(drawn)} distinct characters, {chinese} of them Chinese, every one in {family}")
+'
+nocjk_env() {
+  export ROOT_NAME=bookworm-nocjk-root ROOT_PACKAGES=""
+  enter_root nocjk bookworm; local status=$?
+  unset ROOT_NAME ROOT_PACKAGES
+  [ $status = 0 ] || { unmount_root; return 1; }
+  log "nocjk: $(inroot python3 --version), no CJK font; pip install -c .ci/constraints.txt -e .[test]"
+  inroot sh -c "python3 -m venv /opt/venv && cd /root/course && /opt/venv/bin/python -m pip install \
+      -c .ci/constraints.txt -e '.[test]'" > "$OUT/nocjk-pip.log" 2>&1 \
+    || { log "nocjk: pip install FAILED (see $OUT/nocjk-pip.log)"; echo "| nocjk | install failed | | |" > "$OUT/nocjk.row"; unmount_root; return 1; }
+  mkdir -p "$OUT/nocjk-pictures" "$ROOT_DIR/root/pictures"
+  printf '%s' "$NOCJK_PY" > "$ROOT_DIR/root/pictures.py"
+  if inroot sh -c "cd /root/course && /opt/venv/bin/python /root/pictures.py /root/pictures" > "$OUT/nocjk-fonts.log" 2>&1; then
+    log "nocjk: $(tail -n 1 "$OUT/nocjk-fonts.log")"
+  else
+    log "nocjk: the zh pictures FAILED (see $OUT/nocjk-fonts.log)"
+  fi
+  cp "$ROOT_DIR"/root/pictures/*.png "$OUT/nocjk-pictures/" 2>/dev/null
+  run_tests nocjk /opt/venv/bin/python /root/course /root/xml inroot
+  finish_row nocjk "$(versions inroot /opt/venv/bin/python); no CJK font: $(grep -q '^5 zh pictures' "$OUT/nocjk-fonts.log" \
+    && echo 'zh pictures drawn from the course font' || echo 'zh pictures FAILED')" "$ROOT_DIR/root/xml"
   unmount_root; trap - EXIT
 }
 
@@ -314,7 +379,7 @@ for env in $ENVS; do
   case $env in
     lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py312) py312_env ;; existing) existing_env ;;
     py313) root_python_env py313 trixie ;; py314) root_python_env py314 forky ;; debian12) debian12_env ;;
-    uv) uv_env ;; nonroot-readonly) nonroot_readonly_env ;;
+    uv) uv_env ;; nonroot-readonly) nonroot_readonly_env ;; nocjk) nocjk_env ;;
     *) log "unknown environment: $env (one of: $ALL_ENVS)"; exit 2 ;;
   esac
 done

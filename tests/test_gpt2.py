@@ -180,3 +180,23 @@ def test_random_gpt2_is_seeded_without_reseeding_the_callers_generator():
     assert torch.equal(first.state_dict()[w], second.state_dict()[w])
     assert not torch.equal(first.state_dict()[w], other.state_dict()[w])
     assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_shapes_only_gpt2_has_gpt2_small_shapes_and_no_numbers():
+    """notebook 05's GPT-2 small on the meta device: the parameter count and every shape of a
+    forward pass as a real one gives (gpt2.logits_shape), and no memory for its 124M weights."""
+    from course_lib.figures import check_figure
+    from course_lib.figures.gpt2 import logits_shape
+    from course_lib.gpt2 import GPT2_SMALL_CONFIG, random_gpt2, shapes_only_gpt2
+    from course_lib.tokens.bpe import gpt2_encoding
+
+    meta = shapes_only_gpt2(GPT2_SMALL_CONFIG)
+    assert {p.device.type for p in meta.parameters()} == {"meta"}
+    assert meta.num_parameters() == 124_439_808
+    check_figure("gpt2.logits_shape", **logits_shape(meta, gpt2_encoding()))
+    small = gpt2_config(n_layer=2, n_embd=8, n_head=2, vocab_size=11, n_positions=5)
+    real, shapes = random_gpt2(small), shapes_only_gpt2(small)
+    assert ({k: v.shape for k, v in shapes.state_dict().items()} == {k: v.shape for k, v in real.state_dict().items()})
+    ids = torch.tensor([[1, 2, 3]])
+    with torch.no_grad():
+        assert shapes(ids).shape == real(ids).shape == (1, 3, 11)

@@ -44,6 +44,15 @@ def test_gpt2_sized_lookup_shapes_follow_the_config():
     assert torch.equal(out["lookup"][1], out["token_table"][1])
 
 
+def test_gpt2_sized_lookup_on_the_meta_device_has_the_shapes_and_no_numbers():
+    real = gpt2_sized_lookup([3, 1, 4], GPTConfig(vocab_size=11, n_embd=6))
+    meta = gpt2_sized_lookup([3, 1, 4], GPTConfig(vocab_size=11, n_embd=6), device="meta")
+    assert {name: t.shape for name, t in meta.items()} == {name: t.shape for name, t in real.items()}
+    assert {t.device.type for t in meta.values()} == {"meta"}
+    with pytest.raises(ValueError, match="device must be 'cpu' .* or 'meta'"):
+        gpt2_sized_lookup([3], GPTConfig(vocab_size=11, n_embd=6), device="cuda")
+
+
 def test_causal_mask_and_future_weights():
     assert causal_mask(3).tolist() == [[False, True, True], [False, False, True], [False, False, False]]
     assert future_is_zero(torch.tril(torch.ones(3, 3)))

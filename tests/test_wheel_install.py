@@ -39,6 +39,13 @@ from course_lib.data import data_dir
 site = Path(sys.argv[1]).resolve()
 assert Path(course_lib.__file__).resolve().is_relative_to(site), course_lib.__file__
 assert data_dir().resolve() == site / "course_lib" / "_data", data_dir()
+from matplotlib import font_manager
+from course_lib.ui import fonts
+assert fonts.use_readable_fonts()[1] == fonts.COURSE_CJK_FAMILY   # the Chinese labels' font, from the wheel
+for weight in ("normal", "bold"):
+    path = font_manager.findfont(font_manager.FontProperties(family=fonts.COURSE_CJK_FAMILY, weight=weight),
+                                 fallback_to_default=False)
+    assert Path(path).resolve().is_relative_to(site / "course_lib" / "_data" / "fonts"), path
 from course_lib.figures import check_figure, figure, load_registry
 from course_lib.figures.computers import compute, computed_figures
 from course_lib.gpt2 import random_gpt2

@@ -7,11 +7,10 @@ compared with ``model.embeddings`` and the model's own embedding tables.
 """
 from __future__ import annotations
 
-from functools import lru_cache
-
 import torch
 
 from ..gpt2.config import GPT2_SMALL_CONFIG
+from ..model.gpt import GPTConfig
 from ..model.embeddings import gpt2_sized_lookup, one_hot_lookup, rows_read, the_one
 from ..toys.five_token import INPUT_IDS
 from ..toys.lab import LAB_PROMPT_IDS, NEW_ROW, ROOF
@@ -95,19 +94,24 @@ def check_embed(fn):
     return run("embed", fn, body)
 
 
-@lru_cache(maxsize=1)
+# GPT-2's 50,257 rows with 64 features instead of 768: the scores' shape (1, 50257) is GPT-2's
+# (interface.gpt2.sizes), from a 13 MB table instead of 154 MB, so notebook 02's kernel stays
+# within Binder's memory
+GPT2_ROWS = GPTConfig(vocab_size=GPT2_SMALL_CONFIG.vocab_size, n_embd=64)
+
+
 def _gpt2_sized():
-    """GPT-2-sized random tables looked up for "Hi 你!" (interface.tok.hi_ni's ids), made once."""
+    """A random table of GPT-2's rows (50257, 64) looked up for "Hi 你!" (interface.tok.hi_ni's ids)."""
     ids = [17250, 220, 19526, 254, 0]
-    return ids, gpt2_sized_lookup(ids, GPT2_SMALL_CONFIG)
+    return ids, gpt2_sized_lookup(ids, GPT2_ROWS)
 
 
 def check_last_scores(fn):
     """``last_scores(ids, E)``: the last position's vector E[ids[-1]] against every row of E, (1, V)."""
     def body(c):
         ids, gpt2 = _gpt2_sized()
-        table = gpt2["token_table"]                                         # (50257, 768), random
-        case = say("'Hi 你!' and a GPT-2-sized table (50257, 768)")
+        table = gpt2["token_table"]                                         # (50257, 64), random
+        case = say("'Hi 你!' and a table of GPT-2's 50,257 rows (50257, 64)")
         scores = tensor(c.call(torch.tensor(ids), table, case=case), case)
         if tuple(scores.shape) == (50257,):
             raise Fail(say('keep the row dimension: take the last position as a (1, D) slice, not a (D,) vector'))

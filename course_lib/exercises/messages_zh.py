@@ -89,7 +89,7 @@ ZH = {
     "a batch of shape {shape}": "形状为 {shape} 的批次",
     "on {case} X₀ differs: T is the length of each sequence, and the same position rows are added to every sequence of the batch": "在 {case} 上，X₀ 不同：T 是每条序列的长度，批次中的每条序列加的是同样的那些位置行",
     "batches (2, 3), (4, 7), (1, 1) match the model's embeddings": "批次 (2, 3)、(4, 7)、(1, 1) 与模型的嵌入一致",
-    "'Hi 你!' and a GPT-2-sized table (50257, 768)": "'Hi 你!' 和一张 GPT-2 大小的表 (50257, 768)",
+    "'Hi 你!' and a table of GPT-2's 50,257 rows (50257, 64)": "'Hi 你!' 和一张有 GPT-2 的 50,257 行的表 (50257, 64)",
     "keep the row dimension: take the last position as a (1, D) slice, not a (D,) vector": "保留行这一维：把最后一个位置取成 (1, D) 的切片，而不是 (D,) 的向量",
     "on {case} expected shape (1, 50257), got {shape}": "在 {case} 上，形状应为 (1, 50257)，实际是 {shape}",
     "the scores are the dot products of the last vector with every row of E: one score per token, (1, V)": "分数是最后一个向量与 E 的每一行的点积：每个词元一个分数，(1, V)",

@@ -38,7 +38,7 @@ def tok_hi_ni() -> dict:
 
 def gpt2_sizes() -> dict:
     """interface.gpt2.sizes: V and D of GPT-2 small; a 5-id lookup and the scores' shapes."""
-    gpt2 = gpt2_sized_lookup(gpt2_encoding().encode("Hi 你!"), GPT2_SMALL_CONFIG)
+    gpt2 = gpt2_sized_lookup(gpt2_encoding().encode("Hi 你!"), GPT2_SMALL_CONFIG, device="meta")   # shapes only
     V, D_ = gpt2["token_table"].shape
     return dict(vocab_size=V, width=D_, lookup_shape=list(gpt2["lookup"].shape),
                 last_context_shape=list(gpt2["last_context"].shape), scores_shape=list(gpt2["scores"].shape))

@@ -94,6 +94,15 @@ def config_from_hf_json(path: str | os.PathLike) -> GPTConfig:
     return gpt2_config(**sizes, layer_norm_eps=float(epsilon), activation=HF_ACTIVATIONS[activation])
 
 
+def shapes_only_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG) -> GPT:
+    """GPT-2's architecture on torch's ``meta`` device: every weight, and every output of a
+    forward pass, has its shape and no numbers, so it takes no memory (GPT-2 small's 124M
+    float32 weights take 498 MB). Enough to count parameters and follow shapes (notebook 05);
+    :func:`random_gpt2` makes one that computes numbers."""
+    with torch.device("meta"):
+        return GPT(config).eval()
+
+
 def random_gpt2(config: GPTConfig = GPT2_SMALL_CONFIG, seed: int = 0) -> GPT:
     """GPT-2's architecture with random (seeded) weights: right shapes, meaningless numbers.
 

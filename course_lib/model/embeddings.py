@@ -41,16 +41,24 @@ def dropout_rate(model: nn.Module) -> float:
     return max((m.p for m in model.modules() if isinstance(m, nn.Dropout)), default=0.0)
 
 
-def gpt2_sized_lookup(ids, config, seed: int = 0) -> dict:
+def gpt2_sized_lookup(ids, config, seed: int = 0, device: str = "cpu") -> dict:
     """GPT-2-shaped tables with *random* numbers: only the shapes mean anything.
 
     Looks ``ids`` up in a (V, D) token table and scores the last position against every row
     of an output table of the same shape. Returns the tensors by name:
     ``lookup`` (T, D), ``last_context`` (1, D), ``scores`` (1, V).
+
+    ``device="meta"``: torch's meta device, tensors with their shapes and no numbers, so no
+    memory (GPT-2's float32 table alone takes 154 MB); notebook 02 shows only the shapes.
     """
-    generator = torch.Generator().manual_seed(seed)
+    if device not in ("cpu", "meta"):
+        raise ValueError(f"device must be 'cpu' (random numbers) or 'meta' (shapes only), got {device!r}")
     V, D = config.vocab_size, config.n_embd
-    token_table = torch.randn(V, D, generator=generator, dtype=torch.float32) * 0.02   # (V, D), like GPT-2's init
+    if device == "meta":
+        token_table = torch.empty(V, D, dtype=torch.float32, device="meta")             # (V, D), no numbers
+    else:
+        generator = torch.Generator().manual_seed(seed)
+        token_table = torch.randn(V, D, generator=generator, dtype=torch.float32).mul_(0.02)   # (V, D), like GPT-2's init
     lookup = token_table[torch.as_tensor(ids, dtype=torch.long)]        # (T, D)
     last_context = lookup[-1:]                                          # (1, D)
     scores = last_context @ token_table.T                               # (1, D) @ (D, V) = (1, V)
