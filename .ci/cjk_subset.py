@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import unicodedata
 import sys
 from pathlib import Path
 
@@ -76,10 +77,13 @@ def dejavu_cmap() -> set[int]:
 
 
 def needed_characters(root: Path = ROOT) -> set[str]:
-    """Every character the course can draw that DejaVu Sans lacks, whitespace and emoji aside."""
+    """Every character the course can draw that DejaVu Sans lacks: whitespace, emoji and the
+    characters no font draws (control, format and surrogate code points, such as the grader's
+    table of characters it escapes) aside."""
     dejavu = dejavu_cmap()
     return {c for c in course_text(root)
-            if not c.isspace() and ord(c) not in dejavu and ord(c) < EMOJI_START}
+            if not c.isspace() and ord(c) not in dejavu and ord(c) < EMOJI_START
+            and not unicodedata.category(c).startswith("C")}
 
 
 def source_font(folder: Path, face: str):
