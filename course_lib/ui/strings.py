@@ -121,7 +121,8 @@ EN = {
     "checks.accepted": "   (article: {article}; accepted within {tol:g}, reason in the registry)",
     # -- hints.py (all notebooks)
     "hints.name_error": ("`{name}` is defined by an earlier cell of this notebook: run the notebook from "
-                         "the top (Kernel → Restart and Run All), or run the cells above this one first."),
+                         "the top (Kernel → Restart Kernel and Run All Cells…), or run the cells above this "
+                         "one first."),
     # -- start.py (every notebook's first cell; the cell writes the same line out, for course_lib itself)
     "start.missing": ("{name} is not installed for this kernel: in the course's folder run `pip install -e .`, "
                       "then restart the kernel (README: Install where you already are)"),
@@ -248,7 +249,7 @@ ZH = {
     "checks.accepted": "   （文章：{article}；在 {tol:g} 以内接受，理由见注册表）",
     # -- hints.py
     "hints.name_error": ("`{name}` 由本笔记本前面的单元格定义：请从头运行笔记本"
-                         "（Kernel → Restart and Run All），或先运行它上面的单元格。"),
+                         "（Kernel → Restart Kernel and Run All Cells…），或先运行它上面的单元格。"),
     # -- start.py
     "start.missing": ("此内核的 Python 没有安装 {name}：请在课程文件夹中运行 `pip install -e .`，"
                       "然后重启内核（见 README.zh-CN.md：在已有的环境中安装）"),
