@@ -105,6 +105,9 @@ EN = {
     "panel.reset": "reset",
     "panel.stopped_end": "stopped: the end id {id} was chosen",
     "panel.stopped_full": "stopped: the position table holds {n} rows",
+    # -- decoding/generate.py (07): why a generation stopped, one line per Generation.stopped_by
+    "generate.stopped_by.end id": "end id",
+    "generate.stopped_by.length": "length limit",
     "panel.titled": "{title}: ",
     "panel.context": "{text!r}  ids {ids}",
     # -- token_display.py (01): the token playground
@@ -114,6 +117,7 @@ EN = {
     "tokens.count": "{n} tokens: {ids}",
     "tokens.playground": "token playground (interactive in JupyterLab): {text}",
     "tokens.partial": "(bytes {hex}: part of a character)",
+    "tokens.tooltip": "id {id} · bytes {hex}",
     "tokens.box": "text",
     # -- checks.py and figures/registry.py (the closing Checks cell of 01–07)
     "checks.headline": "✓ {n} value{s_n} of {f} figure{s_f} match the articles",
@@ -235,6 +239,8 @@ ZH = {
     "panel.reset": "重置",
     "panel.stopped_end": "已停止：选中了结束 id {id}",
     "panel.stopped_full": "已停止：位置表只有 {n} 行",
+    "generate.stopped_by.end id": "选中了结束 id",
+    "generate.stopped_by.length": "达到长度上限",
     "panel.titled": "{title}：",
     "panel.context": "{text!r}  词元 id {ids}",
     # -- token_display.py
@@ -243,6 +249,7 @@ ZH = {
     "tokens.count": "{n} 个词元：{ids}",
     "tokens.playground": "词元演示框（在 JupyterLab 中可交互）：{text}",
     "tokens.partial": "（字节 {hex}：一个字符的一部分）",
+    "tokens.tooltip": "id {id} · 字节 {hex}",
     "tokens.box": "文本",
     # -- checks.py and figures/registry.py
     "checks.headline": "✓ {n} 个数值（{f} 个图表）与文章一致",
