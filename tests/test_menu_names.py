@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from jupyterlab.commands import get_app_dir
 
 from course_lib.ui.strings import STRINGS
 
@@ -24,8 +25,7 @@ NAMED = re.compile(r"Kernel → ([^)）*:：\n\"]+)")
 
 @pytest.fixture(scope="module")
 def run_all_label() -> str:
-    paths = pytest.importorskip("jupyterlab.commands")
-    app_dir = Path(paths.get_app_dir())
+    app_dir = Path(get_app_dir())
     schema = json.loads((app_dir / "schemas" / "@jupyterlab" / "mainmenu-extension" / "plugin.json")
                         .read_text(encoding="utf-8"))
     kernel_menu = next(m for m in schema["jupyter.lab.menus"]["main"] if m["id"] == "jp-mainmenu-kernel")

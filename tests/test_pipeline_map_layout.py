@@ -3,14 +3,13 @@ label ("▲ you are here", a stage's name or what it computes, the loop's captio
 notebook's map in both languages. Measured on the drawn figure: each text's extent on the canvas
 against the path each line and arrow takes there."""
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.path import Path
 
-matplotlib = pytest.importorskip("matplotlib")
-from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
-from matplotlib.path import Path  # noqa: E402
-
-from course_lib.ui.language import set_language  # noqa: E402
-from course_lib.ui.pipeline_map import NOTEBOOK_STAGES, pipeline_map  # noqa: E402
-from course_lib.ui.strings import STRINGS  # noqa: E402
+from course_lib.ui.language import set_language
+from course_lib.ui.pipeline_map import NOTEBOOK_STAGES, pipeline_map
+from course_lib.ui.strings import STRINGS
 
 
 def crossings(notebook: str, language: str) -> list[str]:
@@ -48,7 +47,6 @@ def test_no_line_runs_through_a_label_of_the_map(notebook, language):
 
 def test_the_measure_sees_a_line_through_a_label():
     """The measure itself: a label placed on the loop line is found."""
-    from matplotlib.figure import Figure
     fig = Figure(figsize=(4, 2), dpi=90)
     ax = fig.add_axes([0, 0, 1, 1])
     ax.plot([0, 1], [0.5, 0.5], linestyle="--")
