@@ -253,3 +253,13 @@ def test_the_chinese_diagrams_speak_chinese_with_the_same_numbers():
     assert titles[1] == "因果遮盖：每个查询能读取哪些键"
     assert "第 0 步" in texts(figures[0]) and "读取 1 个" in texts(figures[1])
     assert "头 1" in texts(figures[2]) and "计算 1 行" in texts(figures[3])
+
+
+def test_no_chinese_diagram_writes_an_english_word():
+    """A word of three or more Latin letters in a Chinese diagram comes with Chinese text beside it
+    (重塑（view）) or is code: a shape or a name with [ ] _ = ( ) (x：[T, D], head_dim = 4). The merge
+    loop is left out: its pieces (Ġmean, ing) are data."""
+    set_language("zh")
+    alone = [line for fig in all_four()[1:] for text in texts(fig) for line in text.splitlines()
+             if re.search(r"[A-Za-z]{3,}", line) and not CJK.search(line) and not re.search(r"[\[\]_=()]", line)]
+    assert alone == []

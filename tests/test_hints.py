@@ -9,7 +9,7 @@ def test_hint_names_the_missing_name():
         undefined_in_this_test  # noqa: F821
     except NameError as error:
         text = hint_for(error)
-    assert "`undefined_in_this_test`" in text and "Restart and Run All" in text
+    assert "`undefined_in_this_test`" in text and "Restart Kernel and Run All Cells…" in text
 
 
 def test_an_ipython_cell_that_needs_an_earlier_cell_prints_the_hint(capsys):

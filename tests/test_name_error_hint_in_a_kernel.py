@@ -58,7 +58,7 @@ def test_a_cell_run_alone_after_a_restart_gets_what_the_notebook_says(kernel):
     assert "course_lib" not in plain
 
     printed, errors = run(kernel, plain)                   # the kernel has imported nothing yet
-    assert errors == ["NameError"] and "Restart and Run All" not in printed
+    assert errors == ["NameError"] and "Restart Kernel and Run All Cells…" not in printed
 
     printed, errors = run(kernel, check_cell)              # imports course_lib, then needs make_causal_mask
     assert errors == ["NameError"]

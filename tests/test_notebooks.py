@@ -39,7 +39,7 @@ def test_notebook_is_committed_executed_in_order(name):
     counts = [c["execution_count"] for c in cells]
     assert counts == list(range(1, len(cells) + 1)), (
         f"{name} was not executed top to bottom in one run (execution counts {counts}); "
-        f"run Kernel > Restart & Run All and save")
+        f"run Kernel → Restart Kernel and Run All Cells… and save")
     assert any(c["outputs"] for c in cells), f"{name} has no stored outputs"
     for c in cells:
         for out in c["outputs"]:

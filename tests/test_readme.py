@@ -18,7 +18,6 @@ from course_lib.ui.strings import STRINGS
 ROOT = Path(__file__).resolve().parent.parent
 READMES = {"en": ROOT / "README.md", "zh": ROOT / "README.zh-CN.md"}
 PAGES = [*READMES.values(), *sorted((ROOT / "docs").glob("*.md"))]
-TABLE_MARK = "<!-- figures:"
 
 
 def load_picture_script():
@@ -41,10 +40,14 @@ def test_the_readme_is_a_short_front_door(language):
 
 
 def figure_rows(language: str) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """The notebook table under the figures comment: notebook stem -> (link, the figure cell's ids,
-    each with "¹" where marked)."""
+    """The notebook table (the table whose rows link the notebooks; its last column lists the ids
+    each notebook's check_inline / check_figure calls check, in order, "¹" where GPT-2's trained
+    weights are needed): notebook stem -> (link, the ids, each with "¹" where marked)."""
     text = READMES[language].read_text(encoding="utf-8")
-    table = text[text.index(TABLE_MARK):].split("\n\n")[0].splitlines()[3:]
+    tables = [block.strip().splitlines() for block in text.split("\n\n")
+              if block.strip().startswith("|") and re.search(r"\]\(notebooks/(?:zh/)?01_tokenizer\.ipynb\)", block)]
+    assert len(tables) == 1, f"{READMES[language].name}: expected one table of the notebooks, found {len(tables)}"
+    table = tables[0][2:]
     rows = {}
     for row in table:
         cells = [c.strip() for c in row.strip("|").split("|")]

@@ -30,7 +30,7 @@ QUOTED = re.compile(r"`[^`\n]*`|'[^'\n]*'|\"[^\"\n]*\"|“[^”\n]*”|‘[^’\
 # f(x), GPT-2, --download) is not prose
 WORD = r"[A-Za-z]+(?:'[a-z]+)?"
 PROSE = re.compile(rf"(?<![\w.\-/'’]){WORD}(?: {WORD}){{2,}}(?![\w\-/(’'])")
-NAMES = {"Restart and Run All"}          # JupyterLab's menu item (Kernel → Restart and Run All)
+NAMES = {"Restart Kernel and Run All Cells"}   # JupyterLab's menu item (Kernel → Restart Kernel and Run All Cells…)
 
 
 def english_runs(text: str) -> list[str]:
@@ -72,7 +72,7 @@ def test_the_detector_finds_prose(text, runs):
     "请运行 `python -m course_lib.gpt2 --download`，或者设置 COURSE_GPT2_WEIGHTS",
     "✓ interface.temperature · zero_temperature_rejected = True",
     "check_top_k_filter(top_k_filter) · top-k（0=关）· min-p · argmax · GPT-2 small",
-    "请重新运行（Kernel → Restart and Run All）",
+    "请重新运行（Kernel → Restart Kernel and Run All Cells…）",
     "<b>与文章一致</b> <span class=\"token\">the roof</span>",
 ])
 def test_the_detector_lets_code_data_and_names_pass(text):

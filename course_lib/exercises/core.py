@@ -43,10 +43,13 @@ def _lines(head: str, items) -> str:
     return "\n".join(wrapped)
 
 
-# a character a notebook draws two columns wide (CJK and full-width punctuation), or a run of
-# spaces, or a run of other characters (a word, a number, a figure id)
-_PIECES = re.compile(r"\s+|[\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]"
-                     r"|[^\s\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6]+")
+# what a line may break between: a run of spaces, or a character a notebook draws two columns
+# wide (CJK and full-width punctuation), or a run of other characters (a word, a number, a figure
+# id); Chinese line breaking keeps a closing mark (），。：) on the line before and an opening
+# mark (（「) with what follows, so each piece carries its marks
+_WIDE = r"\u1100-\u115f\u2e80-\u303e\u3040-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+_OPENING, _CLOSING = "（「『【〔《〈", "）」』】〕》〉，。、；：！？"
+_PIECES = re.compile(rf"\s+|[{_OPENING}]*(?:[{_WIDE}]|[^\s{_WIDE}]+)[{_CLOSING}]*")
 
 
 def _columns(text: str) -> int:

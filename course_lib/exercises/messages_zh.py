@@ -291,7 +291,7 @@ ZH = {
     "behind a 96 % leader p = 0.9 keeps the leader alone": "第一名占 96 % 时，p = 0.9 只保留第一名",
     "five at 20 %": "五个各 20 %",
     "five tokens at 20 % each: p = 0.9 keeps all five (the fifth crosses p)": "五个词元各 20 %：p = 0.9 五个全保留（第五个越过 p）",
-    "a sum equal to p stops; a 96 % leader keeps 1, a flat row 5 (interface.top_p_shape)": "和等于 p 即停止；96 % 的第一名保留 1 个，平坦的一行保留 5 个（interface.top_p_shape）",
+    "a sum equal to p stops; a 96 % leader keeps 1, a flat row 5 (interface.top_p_shape)": "和等于 p 即停；96 % 的第一名保留 1 个，平坦的一行保留 5 个（interface.top_p_shape）",
     "random batches with ties and −inf, p = 0.5, 0.9, 0.99, match the course's TopP": "含并列和 −inf 的随机批次，p = 0.5、0.9、0.99，与课程的 TopP 一致",
     "the bar is min_p × the LARGEST probability, not min_p × the sum (which is 1)": "门槛是 min_p × 最大概率，而不是 min_p × 总和（总和是 1）",
     "the toy's row at {name}, min_p = 0.05": "玩具模型的那一行，{name}，min_p = 0.05",

@@ -95,8 +95,8 @@ def download(cache_dir=None) -> Path | None:
     except NoConnectionError as err:
         print(err)
         return None
-    print("Done. Run the notebook again from the top (Kernel → Restart and Run All): its GPT-2 "
-          "cells now compute the real predictions.")
+    print("Done. Run the notebook again from the top (Kernel → Restart Kernel and Run All Cells…): "
+          "its GPT-2 cells now compute the real predictions.")
     return file
 
 

@@ -232,7 +232,7 @@ def head_split_diagram(T, D, n_head, labels=None, title=None):
     ax.text(D / 2, T + 0.5, text("diagram.heads_before", T=T, D=D), ha="center", va="top", fontsize=9)
     ax.annotate("", xy=(right - 0.4, T / 2), xytext=(D + 0.4, T / 2),
                 arrowprops={"arrowstyle": "-|>", "color": "black", "lw": 1.5})
-    ax.text((D + right) / 2, T / 2 - 0.4, "view\ntranspose", ha="center", va="bottom", fontsize=8)
+    ax.text((D + right) / 2, T / 2 - 0.4, text("diagram.heads_reshape"), ha="center", va="bottom", fontsize=8)
     for h in range(n_head):
         left = right + h * (d + gap)
         for t in range(T):

@@ -68,10 +68,10 @@ class PipelineMap:
         if current_language() != "en":
             from .fonts import use_readable_fonts
             font = use_readable_fonts()
-        # 954 px wide: shown at its own size in a notebook (no smaller), its smallest text 8.5 pt = 10.6 px
-        fig = Figure(figsize=(10.6, 2.9), dpi=90)
+        # 963 px wide: shown at its own size in a notebook (no smaller), its smallest text 8.5 pt = 10.6 px
+        fig = Figure(figsize=(10.7, 2.9), dpi=90)
         ax = fig.add_axes([0, 0, 1, 1])
-        ax.set_xlim(-0.05, 8.3)
+        ax.set_xlim(-0.12, 8.32)
         ax.set_ylim(-1.02, 0.95)
         ax.axis("off")
         # x positions: six stages in a row, then loss above sampling, then next id
@@ -104,12 +104,14 @@ class PipelineMap:
         sx, sy = place["sampling"]
         ax.annotate("", xy=(place["next id"][0] + 0.04, sy), xytext=(sx + 0.05 + width + 0.01, sy),
                     arrowprops=arrow)
-        # the loop: the next id is appended and the model runs again
+        # the loop: the next id is appended and the model runs again. It leaves "next id" on the
+        # right, runs below every "you are here" marker and enters "ids" from the left, so it
+        # crosses no label (tests/test_pipeline_map_layout.py)
         nx, ny = place["next id"]
-        low = -0.86
+        right, left, low = nx + 0.05 + width + 0.08, -0.08, -0.97
         loop = dict(color="#999", lw=1, linestyle="--")
-        ax.plot([nx + 0.46, nx + 0.46, 0.46], [ny - height / 2 + 0.08, low, low], **loop)
-        ax.annotate("", xy=(0.46, -height / 2 + 0.08), xytext=(0.46, low),
+        ax.plot([nx + 0.05 + width + 0.01, right, right, left, left], [ny, ny, low, low, 0.0], **loop)
+        ax.annotate("", xy=(0.04, 0.0), xytext=(left, 0.0),
                     arrowprops=dict(arrowstyle="->", color="#999", lw=1, linestyle="--"))
         ax.text(3.6, low + 0.09, text("map.loop"), ha="center", va="center",
                 fontsize=8.5, color="#777", family=font)

@@ -46,6 +46,7 @@ EN = {
     "diagram.heads_title": "splitting D = {D} features into {H} heads of head_dim = {d}",
     "diagram.heads_before": "x: [T, D] = [{T}, {D}]",
     "diagram.heads_after": "[n_head, T, head_dim] = [{H}, {T}, {d}]",
+    "diagram.heads_reshape": "view\ntranspose",
     "diagram.kv_title": "generating with a KV cache: {saved} fewer K/V rows computed",
     "diagram.kv_with": "with the KV cache",
     "diagram.kv_without": "without: everything recomputed",
@@ -104,6 +105,9 @@ EN = {
     "panel.reset": "reset",
     "panel.stopped_end": "stopped: the end id {id} was chosen",
     "panel.stopped_full": "stopped: the position table holds {n} rows",
+    # -- decoding/generate.py (07): why a generation stopped, one line per Generation.stopped_by
+    "generate.stopped_by.end id": "end id",
+    "generate.stopped_by.length": "length limit",
     "panel.titled": "{title}: ",
     "panel.context": "{text!r}  ids {ids}",
     # -- token_display.py (01): the token playground
@@ -113,6 +117,7 @@ EN = {
     "tokens.count": "{n} tokens: {ids}",
     "tokens.playground": "token playground (interactive in JupyterLab): {text}",
     "tokens.partial": "(bytes {hex}: part of a character)",
+    "tokens.tooltip": "id {id} · bytes {hex}",
     "tokens.box": "text",
     # -- checks.py and figures/registry.py (the closing Checks cell of 01–07)
     "checks.headline": "✓ {n} value{s_n} of {f} figure{s_f} match the articles",
@@ -121,7 +126,8 @@ EN = {
     "checks.accepted": "   (article: {article}; accepted within {tol:g}, reason in the registry)",
     # -- hints.py (all notebooks)
     "hints.name_error": ("`{name}` is defined by an earlier cell of this notebook: run the notebook from "
-                         "the top (Kernel → Restart and Run All), or run the cells above this one first."),
+                         "the top (Kernel → Restart Kernel and Run All Cells…), or run the cells above this "
+                         "one first."),
     # -- start.py (every notebook's first cell; the cell writes the same line out, for course_lib itself)
     "start.missing": ("{name} is not installed for this kernel: in the course's folder run `pip install -e .`, "
                       "then restart the kernel (README: Install where you already are)"),
@@ -174,6 +180,7 @@ ZH = {
     "diagram.heads_title": "把 D = {D} 个特征分给 {H} 个头，每个头 head_dim = {d}",
     "diagram.heads_before": "x：[T, D] = [{T}, {D}]",
     "diagram.heads_after": "[n_head, T, head_dim] = [{H}, {T}, {d}]",
+    "diagram.heads_reshape": "重塑（view）\n转置（transpose）",
     "diagram.kv_title": "用 KV 缓存生成：少算 {saved} 行 K/V",
     "diagram.kv_with": "使用 KV 缓存",
     "diagram.kv_without": "不用缓存：每步全部重算",
@@ -232,6 +239,8 @@ ZH = {
     "panel.reset": "重置",
     "panel.stopped_end": "已停止：选中了结束 id {id}",
     "panel.stopped_full": "已停止：位置表只有 {n} 行",
+    "generate.stopped_by.end id": "选中了结束 id",
+    "generate.stopped_by.length": "达到长度上限",
     "panel.titled": "{title}：",
     "panel.context": "{text!r}  词元 id {ids}",
     # -- token_display.py
@@ -240,6 +249,7 @@ ZH = {
     "tokens.count": "{n} 个词元：{ids}",
     "tokens.playground": "词元演示框（在 JupyterLab 中可交互）：{text}",
     "tokens.partial": "（字节 {hex}：一个字符的一部分）",
+    "tokens.tooltip": "id {id} · 字节 {hex}",
     "tokens.box": "文本",
     # -- checks.py and figures/registry.py
     "checks.headline": "✓ {n} 个数值（{f} 个图表）与文章一致",
@@ -248,7 +258,7 @@ ZH = {
     "checks.accepted": "   （文章：{article}；在 {tol:g} 以内接受，理由见注册表）",
     # -- hints.py
     "hints.name_error": ("`{name}` 由本笔记本前面的单元格定义：请从头运行笔记本"
-                         "（Kernel → Restart and Run All），或先运行它上面的单元格。"),
+                         "（Kernel → Restart Kernel and Run All Cells…），或先运行它上面的单元格。"),
     # -- start.py
     "start.missing": ("此内核的 Python 没有安装 {name}：请在课程文件夹中运行 `pip install -e .`，"
                       "然后重启内核（见 README.zh-CN.md：在已有的环境中安装）"),
