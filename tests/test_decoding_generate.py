@@ -191,3 +191,18 @@ def test_the_cache_makes_room_once_and_grows_when_full(deep):
                 assert len(rooms) > 1 and max(rooms) >= ids.shape[1]
     k_all, _ = cache.layers[1]
     assert torch.equal(k_all, cache.store[1][0][:, :, :ids.shape[1]])
+
+
+def test_why_a_generation_stopped_is_said_in_the_notebooks_language():
+    from course_lib.decoding.generate import Generation
+    from course_lib.ui.language import current_language, set_language
+    before = current_language()
+    try:
+        said = {}
+        for code in ("en", "zh"):
+            set_language(code)
+            said[code] = [Generation([1], [1], reason).why_stopped() for reason in ("end id", "length")]
+    finally:
+        set_language(before)
+    assert said["en"] == ["end id", "length limit"]
+    assert said["zh"] == ["选中了结束 id", "达到长度上限"]

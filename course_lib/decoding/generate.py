@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 import torch
 
 from ..tokens.ids import check_id, check_ids
+from ..ui import language
 from .checks import check_logits, check_u
 from .draw import check_generator
 from .pipeline import SamplingRule
@@ -49,6 +50,10 @@ class Generation:
     stopped_by: str                            # "end id" or "length"
     steps: list[GenerationStep] = field(default_factory=list)
     text: str = ""                             # everything the decoder showed
+
+    def why_stopped(self) -> str:
+        """Why the loop stopped, in the notebook's language ("end id" / "选中了结束 id")."""
+        return language.text(f"generate.stopped_by.{self.stopped_by}")
 
 
 def greedy_choice(logits, step: int):
