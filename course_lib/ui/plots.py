@@ -175,8 +175,9 @@ def cumulative_mass(probs, top_p, labels, kept=None, ax=None, title=""):
 def interval_strip(probs, labels, us=(), ax=None, title=""):
     """[0, 1) cut into one interval per id (length = probability); a red line at each u.
 
-    Wide intervals are labelled inside; the legend lists every interval with its bounds, so
-    narrow ones can be read too. The u labels sit under the strip, staggered.
+    Wide intervals are labelled inside, in the strip's upper half; each u line marks its lower
+    half, so a line never strikes through a label. The legend lists every interval with its
+    bounds, so narrow ones can be read too. The u labels sit under the strip, staggered.
     """
     p = _array(probs)
     ax = ax or plt.subplots(figsize=(7.5, 1.9))[1]
@@ -186,10 +187,10 @@ def interval_strip(probs, labels, us=(), ax=None, title=""):
             ax.barh(0, width, left=start, height=0.6, color=SAMPLING_COLORS[i % len(SAMPLING_COLORS)],
                     edgecolor="white", label=f"{labels[i]}  [{start:.4f}, {start + width:.4f})")
             if width > 0.05:
-                ax.text(start + width / 2, 0, labels[i], ha="center", va="center", color="white", fontsize=9)
+                ax.text(start + width / 2, 0.15, labels[i], ha="center", va="center", color="white", fontsize=9)
         start += width
     for k, u in enumerate(sorted(us)):
-        ax.plot([u, u], [-0.38, 0.38], color="red", linewidth=2)
+        ax.plot([u, u], [-0.38, -0.02], color="red", linewidth=2)
         ax.text(u, -0.45 - 0.22 * (k % 2), f"u={u:g}", color="red", ha="center", va="top", fontsize=8)
     ax.set_xlim(0, 1)
     ax.set_ylim(-0.95, 0.4)
