@@ -63,9 +63,16 @@ setup: $(STAMP)
 
 setup-test: $(TEST_STAMP)
 
+# JupyterLab's defaults for this venv (a learner's own settings still win): it does not ask at
+# the first start whether to fetch Jupyter's news, and fetches neither news nor update checks
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+$(LAB_OVERRIDES):
+	@mkdir -p $(dir $@)
+	@printf '%s\n' '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": false}}' > $@
+
 # Opens your copy of notebook 01 (made first if missing, see my-copy). Stop it with Ctrl-C in
 # this terminal (twice, or once and answer y), or `make stop` from another.
-lab: $(STAMP) my-copy
+lab: $(STAMP) my-copy $(LAB_OVERRIDES)
 	$(BIN)/jupyter lab $(if $(filter 0,$(shell id -u)),--allow-root) --ServerApp.root_dir="$(CURDIR)" \
 		--LabApp.default_url=$(LAB_URL) $(LAB_ARGS)
 
