@@ -90,8 +90,8 @@ def test_the_first_cell_in_a_python_with_course_lib_but_no_dependencies(edition,
     assert last == "ModuleNotFoundError: " + STRINGS[lang]["start.missing"].format(name="torch"), done.stderr
 
 
-def test_needed_is_what_pyproject_installs_but_jupyterlab_and_the_weights_fetcher():
-    """jupyterlab runs the notebooks; no cell imports it. huggingface_hub is imported only inside
+def test_needed_is_what_pyproject_installs_but_the_weights_fetcher():
+    """huggingface_hub is imported only inside
     the functions that fetch pretrained GPT-2 (a learner without the weights never calls them).
     Every other dependency is imported under its distribution name."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]

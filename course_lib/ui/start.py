@@ -27,11 +27,10 @@ from .language import LANGUAGES, set_language, text
 from .pipeline_map import NOTEBOOK_STAGES, PipelineMap, pipeline_map
 
 # What the notebooks import besides course_lib: pyproject.toml's dependencies, by import name,
-# without jupyterlab (it runs the notebooks; no cell imports it) and huggingface_hub (only
-# fetching pretrained GPT-2 imports it, when a learner asks for the weights: a notebook run
-# without them must not stop at its first cell). tests/test_start.py compares.
+# without huggingface_hub (only fetching pretrained GPT-2 imports it, when a learner asks for the
+# weights: a notebook run without them must not stop at its first cell). tests/test_start.py compares.
 NEEDED = ("torch", "numpy", "matplotlib", "ipywidgets", "tiktoken", "regex", "safetensors")
-OPTIONAL = ("jupyterlab", "huggingface_hub")
+OPTIONAL = ("huggingface_hub",)
 
 
 def missing_packages() -> list[str]:
