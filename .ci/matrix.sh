@@ -201,8 +201,8 @@ print("Python " + platform.python_version() + ", " + ", ".join(n + " " + m.versi
 # platform_steps ENV LIST SRC VENV XML [prefix command...]: in SRC (a clone), with the venv VENV
 # (paths as the prefix sees them): the platform's versions, the dry run, the README's install, the tests
 platform_steps() {
-  local env=$1 list=".ci/platforms/$2" src=$3 venv=$4 xml=$5; shift 5
-  local run=("$@") py="$4/bin/python" status=0
+  local env=$1 list=".ci/platforms/$2" src=$3 py="$4/bin/python" xml=$5 status=0; shift 5
+  local run=("$@")
   log "$env: $("${run[@]}" "$py" --version); pip install -c <$list> $PLATFORM_USES"
   "${run[@]}" sh -c "cd $src && $py .ci/platforms/platform_set.py constraints $list > $xml/platform.txt && \
       $py -m pip install -c $xml/platform.txt $PLATFORM_USES" > "$OUT/$env-pip.log" 2>&1 \

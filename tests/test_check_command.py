@@ -17,8 +17,8 @@ def notebook(path: Path, *cells: tuple[str, str]) -> Path:
     """A notebook whose code cells (source, stored stdout) were 'run' with those outputs."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    for source, shown in cells:
-        nb.cells.append(nbformat.v4.new_code_cell(source, outputs=[
+    for count, (source, shown) in enumerate(cells, start=1):
+        nb.cells.append(nbformat.v4.new_code_cell(source, execution_count=count, outputs=[
             nbformat.v4.new_output("stream", name="stdout", text=shown)]))
     nbformat.write(nb, str(path))
     return path

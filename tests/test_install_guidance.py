@@ -57,3 +57,61 @@ def test_the_docs_say_how_to_install_where_learners_already_are():
     zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
     assert "### 在已有的环境中安装" in zh and "在已有的环境中安装" in STRINGS["zh"]["start.missing"]
     assert "固定版本" not in zh
+
+
+# Colab or Kaggle, as the first cell sees them, in a Python that cannot see course_lib (-S -I):
+# `pip install` stands in for the real one (nothing is downloaded): it records the command and
+# makes a stand-in course_lib importable, as the install would
+ON_A_PLATFORM = r"""
+import os, sys, types
+platform, installed, guard = sys.argv[1:]
+if platform == "colab":
+    sys.modules["google.colab"] = types.ModuleType("google.colab")
+elif platform == "kaggle":
+    os.environ["KAGGLE_KERNEL_RUN_TYPE"] = "Interactive"
+fake = types.ModuleType("subprocess")
+def run(command, check):
+    print("RAN", command)
+    sys.path.insert(0, installed)
+fake.run = run
+sys.modules["subprocess"] = fake
+exec(guard)
+print("START", start())
+"""
+
+
+def stand_in_course_lib(folder: Path, start_body: str = "return 'started'") -> Path:
+    (folder / "course_lib" / "ui").mkdir(parents=True)
+    (folder / "course_lib" / "__init__.py").write_text("")
+    (folder / "course_lib" / "ui" / "__init__.py").write_text("")
+    (folder / "course_lib" / "ui" / "start.py").write_text(f"def start():\n    {start_body}\n")
+    return folder
+
+
+@pytest.mark.parametrize("platform", ["colab", "kaggle"])
+@pytest.mark.parametrize("path", [NOTEBOOKS[0], next(p for p in NOTEBOOKS if "/zh/" in p.as_posix())],
+                         ids=lambda p: p.relative_to(ROOT / "notebooks").as_posix())
+def test_on_colab_and_kaggle_the_first_cell_installs_the_course_saying_so_in_one_line(path, platform, tmp_path):
+    guard = first_code_cell(path).split("\nstart(")[0]
+    installed = stand_in_course_lib(tmp_path / "site")
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", ON_A_PLATFORM, platform, str(installed), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said, ran, started = done.stdout.strip().splitlines()
+    assert said.startswith("Colab/Kaggle") and "course_lib" in said
+    assert ran == "RAN " + str([sys.executable, "-m", "pip", "install", "-q",
+                                "course_lib @ git+https://github.com/gpt2-course/next-token@main"])
+    assert started == "START started"          # the cell goes on with the installed course
+
+
+def test_on_a_platform_a_missing_dependency_is_named_not_installed_over(tmp_path):
+    """course_lib is there but a package it imports is not: no install, the one-line advice."""
+    guard = first_code_cell(NOTEBOOKS[0]).split("\nstart(")[0]
+    installed = stand_in_course_lib(tmp_path / "site")
+    (installed / "course_lib" / "ui" / "start.py").write_text("import torch_that_is_missing\n")
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", f"import sys; sys.path.insert(0, {str(installed)!r})\n"
+                           + ON_A_PLATFORM, "kaggle", str(installed), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and "RAN" not in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "ModuleNotFoundError: " + STRINGS["en"]["start.missing"].format(
+        name="torch_that_is_missing")
