@@ -324,7 +324,7 @@ def test_the_matrix_knows_every_row_and_tables_each():
     script = (ROOT / ".ci" / "matrix.sh").read_text(encoding="utf-8")
     rows = re.search(r'^ALL_ENVS="([^"]+)"$', script, re.M).group(1).split()
     assert rows == ["lock", "oldest", "newest", "py312", "py313", "py314", "debian12", "uv", "existing",
-                    "nonroot-readonly"]
+                    "colab", "kaggle", "nonroot-readonly"]
     dispatch = script[script.index("for env in $ENVS; do"):]
     for row in rows:
         assert re.search(rf"(^|[ ;]){re.escape(row)}\) ", dispatch, re.M), row
