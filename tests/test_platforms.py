@@ -53,6 +53,14 @@ def test_the_lists_are_read_as_published():
     assert "googlecolab/backend-info" in readme and "2026-08-19" in readme and "Kaggle/docker-python" in readme
 
 
+def test_the_constraints_leave_out_the_cuda_libraries_only(capsys):
+    assert platform_set.main(["constraints", str(LISTS["colab"])]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "torch==2.11.0" in lines and "ipywidgets==7.7.1" in lines
+    assert "nvidia-nccl-cu13==2.31.2" not in lines          # in Colab's list, pinned otherwise by PyPI's torch
+    assert len(lines) == len(platform_set.releases(LISTS["colab"])) - 1
+
+
 def report(*installs: tuple[str, str]) -> dict:
     """pip's --report, as much of it as platform_set reads."""
     return {"install": [{"metadata": {"name": n, "version": v}} for n, v in installs]}

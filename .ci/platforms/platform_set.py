@@ -1,6 +1,7 @@
 """Colab's and Kaggle's package sets (.ci/platforms/README.md), for the matrix's colab and kaggle rows.
 
     python platform_set.py constraints LIST          LIST as name==version lines, for pip's -c
+                                                     (but its CUDA libraries: see CUDA_LIBRARIES)
     python platform_set.py unchanged LIST REPORT     exit 1, naming each one, if the install that
                                                      pip's `--dry-run --report REPORT` describes
                                                      would change a package of LIST
@@ -22,6 +23,13 @@ WHEEL = re.compile(r"([A-Za-z0-9_.]+)-([0-9][^-]*)-.*\.whl")
 
 def normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
+
+
+# The platform's torch is the CPU build, which needs no CUDA library; the one this machine gets
+# from PyPI is the CUDA build, which pins its own nvidia-* libraries (torch 2.11.0: nvidia-nccl-cu13
+# 2.28.9, where Colab's list holds 2.31.2 for other packages). As constraints, these would make
+# torch's install impossible, so they are left out; the dry run still compares them.
+CUDA_LIBRARIES = re.compile(r"nvidia-.*|cuda-.*")
 
 
 def releases(path: str | Path) -> dict[str, str]:
@@ -60,7 +68,8 @@ def changes(listed: dict[str, str], report: dict) -> tuple[list[str], list[str]]
 def main(argv: list[str]) -> int:
     if argv[:1] == ["constraints"] and len(argv) == 2:
         for name, version in sorted(releases(argv[1]).items()):
-            print(f"{name}=={version}")
+            if not CUDA_LIBRARIES.fullmatch(name):
+                print(f"{name}=={version}")
         return 0
     if argv[:1] == ["unchanged"] and len(argv) == 3:
         listed = releases(argv[1])
