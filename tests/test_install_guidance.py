@@ -2,6 +2,7 @@
 have (the READMEs keep a short one, which every notebook's first cell points to), and the one
 line that first cell prints when its kernel cannot import course_lib."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -72,6 +73,8 @@ elif platform == "kaggle":
 fake = types.ModuleType("subprocess")
 def run(command, check):
     print("RAN", command)
+    if os.environ.get("PIP_FAILS"):       # pip's own message reaches the notebook (the kernel shows
+        raise RuntimeError("pip failed")   # a subprocess's output); check=True stops the cell here
     sys.path.insert(0, installed)
 fake.run = run
 sys.modules["subprocess"] = fake
@@ -102,6 +105,15 @@ def test_on_colab_and_kaggle_the_first_cell_installs_the_course_saying_so_in_one
     assert ran == "RAN " + str([sys.executable, "-m", "pip", "install", "-q",
                                 "course_lib @ git+https://github.com/gpt2-course/next-token@main"])
     assert started == "START started"          # the cell goes on with the installed course
+
+
+def test_a_failed_install_stops_the_cell_and_the_line_before_says_what_kaggle_needs(tmp_path):
+    guard = first_code_cell(NOTEBOOKS[0]).split("\nstart(")[0]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", ON_A_PLATFORM, "kaggle", str(tmp_path / "none"), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, env={**env, "PIP_FAILS": "1"})
+    assert done.returncode == 1 and "START" not in done.stdout and "RuntimeError: pip failed" in done.stderr
+    assert "Internet" in done.stdout.splitlines()[0]
 
 
 def test_on_a_platform_a_missing_dependency_is_named_not_installed_over(tmp_path):
