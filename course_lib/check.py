@@ -26,9 +26,14 @@ from pathlib import Path
 SANITIZE = Path(__file__).with_name("nbval_sanitize.cfg")
 
 
+def named_paths(args: list[str]) -> list[str]:
+    """The arguments that name a notebook or a folder (not an option, nor an option's value: -n 2)."""
+    return [a for a in args if not a.startswith("-") and (a.endswith(".ipynb") or Path(a).exists())]
+
+
 def nbval_command(args: list[str]) -> list[str]:
     """The pytest command line that checks ``args`` (notebook paths and pytest options)."""
-    paths = [a for a in args if not a.startswith("-")]
+    paths = named_paths(args)
     mode = [] if "--nbval-lax" in args else ["--nbval"]
     # verbosity_assertions=2: a differing output is shown as whole lines
     return ([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *mode, "--nbval-current-env",
@@ -43,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"python -m course_lib.check needs {' and '.join(missing)}, which this Python lacks: "
               f'pip install "course_lib[check]"', file=sys.stderr)
         return 2
-    if not [a for a in args if not a.startswith("-")] and not Path("notebooks").is_dir():
+    if not named_paths(args) and not Path("notebooks").is_dir():
         print(f"python -m course_lib.check: no notebooks/ folder in {Path.cwd()}: name the notebooks "
               "or folders to check (python -m course_lib.check path/to/03_attention.ipynb)", file=sys.stderr)
         return 2

@@ -55,5 +55,6 @@ def test_with_no_path_it_checks_notebooks_here_or_says_what_to_name(tmp_path):
     assert done.returncode == 2 and "no notebooks/ folder in" in done.stderr and "name the notebooks" in done.stderr
     assert check.nbval_command([])[-1] == "notebooks"
     assert check.nbval_command(["nb/03.ipynb"])[-1] == "nb/03.ipynb"
+    assert check.nbval_command(["-n", "2"])[-3:] == ["-n", "2", "notebooks"]     # 2 is -n's value, not a path
     command = check.nbval_command(["--nbval-lax", "x.ipynb"])
     assert "--nbval" not in command and command[command.index("--nbval-sanitize-with") + 1] == str(check.SANITIZE)
