@@ -20,7 +20,7 @@
 #   uv        a venv made by uv (no pip in it): `uv venv`, torch as the Makefile takes it, then
 #             `uv pip install -c .ci/constraints.txt -e ".[test]"`; uv itself in a venv of its own
 #   existing  Python 3.11 that already holds torch 2.14.1 and numpy 2.3.5 (as Colab, Kaggle or
-#             a conda env does); `pip install -e ".[check]"` without the lock must keep both
+#             a conda env does); `pip install -e ".[check,lab]"` without the lock must keep both
 #             and download no torch; then the same tests
 #   colab     Google Colab's CPU runtime (.ci/platforms/colab-2026-08-19-pip-freeze.txt): Python 3.13
 #             in a Debian trixie root (Colab's is 3.13.15), and Colab's versions of every package
@@ -177,8 +177,8 @@ existing_env() {
   host_env existing torch==2.14.1 numpy==2.3.5 || return
   local d="$MATRIX_DIR/existing" before after
   before=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
-  (cd "$d/src" && "$d/venv/bin/python" -m pip install -v -e ".[check]") > "$OUT/existing-course-pip.log" 2>&1 \
-    || { log "existing: pip install -e .[check] FAILED"; return 1; }
+  (cd "$d/src" && "$d/venv/bin/python" -m pip install -v -e ".[check,lab]") > "$OUT/existing-course-pip.log" 2>&1 \
+    || { log "existing: pip install -e .[check,lab] FAILED"; return 1; }
   after=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
   local downloads; downloads=$(grep -cE "^\s*Downloading https?://" "$OUT/existing-course-pip.log")
   log "existing: before $(echo $before) | after $(echo $after) | downloads by the course's install: $downloads" \
