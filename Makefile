@@ -1,7 +1,7 @@
 # The course's two commands (README): `make lab` opens it, `make test` checks it.
 # `make lab` creates .venv with Python ≥ 3.11 and installs course_lib with its runtime
-# dependencies only; `make test` adds the test extras (pytest, nbval, transformers,
-# playwright…) to the same .venv. Each step runs the first time and again whenever
+# dependencies and JupyterLab (the `lab` extra); `make test` adds the test extras (pytest,
+# nbval, transformers, playwright…) to the same .venv. Each step runs the first time and again whenever
 # pyproject.toml or .ci/constraints.txt changes; every package is held at the version in
 # .ci/constraints.txt.
 PYTHON ?= python3
@@ -41,8 +41,8 @@ PYTHON_CHECK = import sys; sys.exit(0 if sys.version_info >= (3, 11) else \
 	"the course needs Python 3.11 or newer; $(PYTHON) is %d.%d.%d. " % sys.version_info[:3] + \
 	"Name a newer one: make setup PYTHON=/path/to/python3.11")
 
-# the runtime: what a learner needs to read and run the notebooks. torch first, on its own, from
-# TORCH_INDEX if it answers (--no-deps: its dependencies come with the rest, from PyPI); then
+# the runtime and JupyterLab: what a learner needs to read and run the notebooks. torch first, on
+# its own, from TORCH_INDEX if it answers (--no-deps: its dependencies come with the rest, from PyPI); then
 # everything else, torch already there. Again when the course's built JupyterLab extension changes:
 # pip installs a copy of it (course_lib/ui/labextension_src/README.md).
 $(STAMP): pyproject.toml .ci/constraints.txt $(wildcard course_lib/ui/labextension/package.json)
@@ -51,7 +51,7 @@ $(STAMP): pyproject.toml .ci/constraints.txt $(wildcard course_lib/ui/labextensi
 	@index=$$($(BIN)/python .ci/torch_index.py "$(TORCH_INDEX)"); \
 	if [ -n "$$index" ]; then echo "torch from $$index"; \
 		$(PIP_INSTALL) --no-deps --index-url "$$index" torch || exit 1; fi
-	$(PIP_INSTALL) -e .
+	$(PIP_INSTALL) -e ".[lab]"
 	touch $(STAMP)
 
 # the test extras, added on top of the runtime

@@ -20,8 +20,22 @@
 #   uv        a venv made by uv (no pip in it): `uv venv`, torch as the Makefile takes it, then
 #             `uv pip install -c .ci/constraints.txt -e ".[test]"`; uv itself in a venv of its own
 #   existing  Python 3.11 that already holds torch 2.14.1 and numpy 2.3.5 (as Colab, Kaggle or
-#             a conda env does); `pip install -e ".[check]"` without the lock must keep both
+#             a conda env does); `pip install -e ".[check,lab]"` without the lock must keep both
 #             and download no torch; then the same tests
+#   colab     Google Colab's CPU runtime (.ci/platforms/colab-2026-08-19-pip-freeze.txt): Python 3.13
+#             in a Debian trixie root (Colab's is 3.13.15), and Colab's versions of every package
+#             the course uses (torch 2.11.0, numpy 2.1.3, matplotlib 3.10.0, ipywidgets 7.7.1,
+#             ipykernel 6.17.1, jupyter_client 7.4.9, ...), all from PyPI: torch 2.11.0 is PyPI's
+#             build of Colab's 2.11.0+cpu (PyTorch's CPU index is not reached here). Then pip's
+#             dry run of the README's Colab install must change none of Colab's packages
+#             (.ci/platforms/platform_set.py), the course is installed that way (`pip install`
+#             of the checkout instead of the git URL, not editable), nbval and pytest-xdist are
+#             added at Colab's versions of what they need, and every notebook of both editions
+#             runs under nbval with Colab's ipykernel and jupyter_client, with the exercise checks
+#             (tests/test_exercises.py) and the platform tests on the installed course
+#   kaggle    the same for Kaggle, from Colab's list of 2026-05-08 (Kaggle's image is built on
+#             Colab's May 2026 runtime): Python 3.12 (as for py312), torch 2.10.0, numpy 2.0.2,
+#             ipywidgets 7.7.1, ipykernel 6.17.1
 #   nocjk     Debian 12's python3 in a bookworm root of its own without a CJK font (as Colab, Kaggle
 #             and a fresh Debian are: apt.txt's fonts left out), the lock's versions: the Chinese
 #             labels of the diagrams and the pipeline map drawn with the course's own font
@@ -45,7 +59,7 @@ MATRIX_DIR="${MATRIX_DIR:-/var/tmp/course-matrix}"
 OUT="$PROJECT/artifacts/matrix"
 MIRROR="${DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 PY311="${PY311:-python3.11}"
-ALL_ENVS="lock oldest newest py312 py313 py314 debian12 uv existing nonroot-readonly nocjk"
+ALL_ENVS="lock oldest newest py312 py313 py314 debian12 uv existing colab kaggle nonroot-readonly nocjk"
 ENVS="${*:-$ALL_ENVS}"
 mkdir -p "$MATRIX_DIR/pip-cache" "$OUT"
 export PIP_CACHE_DIR="$MATRIX_DIR/pip-cache" PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_PROGRESS_BAR=off
@@ -55,18 +69,24 @@ COMMIT=$(git -C "$PROJECT" rev-parse --short HEAD)
 
 log() { echo "[$(date -u +%H:%M:%S)] $*" | tee -a "$OUT/steps.log"; }
 
-# the direct dependencies of pyproject.toml at their lower bounds: name==floor, one a line
+# the direct dependencies of pyproject.toml at their lower bounds: name==floor, one a line (a
+# package named twice, as ipywidgets by the runtime and by the lab extra, at its higher floor; an
+# extra that names another, as test names course_lib[lab], adds nothing of its own)
 floors() {
   "$PY311" - "$PROJECT/pyproject.toml" <<'PY'
 import re, sys, tomllib
+from packaging.version import Version
 project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 deps = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
-seen = set()
+floor = {}
 for dep in deps:
-    name, floor = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([^,;\s]+)", dep).groups()
-    if name.lower() not in seen:
-        seen.add(name.lower())
-        print(f"{name}=={floor}")
+    if re.fullmatch(r"course_lib\[[a-z,]+\]", dep):
+        continue
+    name, version = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([^,;\s]+)", dep).groups()
+    if name.lower() not in floor or Version(version) > Version(floor[name.lower()][1]):
+        floor[name.lower()] = (name, version)
+for name, version in floor.values():
+    print(f"{name}=={version}")
 PY
 }
 
@@ -162,8 +182,8 @@ existing_env() {
   host_env existing torch==2.14.1 numpy==2.3.5 || return
   local d="$MATRIX_DIR/existing" before after
   before=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
-  (cd "$d/src" && "$d/venv/bin/python" -m pip install -v -e ".[check]") > "$OUT/existing-course-pip.log" 2>&1 \
-    || { log "existing: pip install -e .[check] FAILED"; return 1; }
+  (cd "$d/src" && "$d/venv/bin/python" -m pip install -v -e ".[check,lab]") > "$OUT/existing-course-pip.log" 2>&1 \
+    || { log "existing: pip install -e .[check,lab] FAILED"; return 1; }
   after=$("$d/venv/bin/python" -m pip freeze | grep -iE "^(torch|numpy)==")
   local downloads; downloads=$(grep -cE "^\s*Downloading https?://" "$OUT/existing-course-pip.log")
   log "existing: before $(echo $before) | after $(echo $after) | downloads by the course's install: $downloads" \
@@ -174,6 +194,71 @@ existing_env() {
       > "$OUT/existing-testtools-pip.log" 2>&1 || log "existing: installing the test tools FAILED"
   run_tests existing "$d/venv/bin/python" "$d/src" "$d"
   finish_row existing "$(versions "$d/venv/bin/python")" "$d"
+}
+
+# ---- Colab and Kaggle: their package sets (.ci/platforms/) -----------------------------------
+# What the course uses of a platform's set: the runtime's packages and the notebooks' kernel
+PLATFORM_USES="torch numpy matplotlib ipywidgets ipykernel jupyter_client tiktoken regex safetensors huggingface_hub pytest"
+PLATFORM_VERSIONS_PY='import importlib.metadata as m, platform
+names = ["torch", "numpy", "matplotlib", "ipywidgets", "widgetsnbextension", "ipykernel", "jupyter_client",
+         "tiktoken", "regex", "safetensors", "huggingface_hub", "pytest", "nbval"]
+print("Python " + platform.python_version() + ", " + ", ".join(n + " " + m.version(n) for n in names))'
+# platform_steps ENV LIST SRC VENV XML [prefix command...]: in SRC (a clone), with the venv VENV
+# (paths as the prefix sees them): the platform's versions, the dry run, the README's install, the tests
+platform_steps() {
+  local env=$1 list=".ci/platforms/$2" src=$3 py="$4/bin/python" xml=$5 status=0; shift 5
+  local run=("$@")
+  log "$env: $("${run[@]}" "$py" --version); pip install -c <$list> $PLATFORM_USES"
+  "${run[@]}" sh -c "cd $src && $py .ci/platforms/platform_set.py constraints $list > $xml/platform.txt && \
+      $py -m pip install -c $xml/platform.txt $PLATFORM_USES" > "$OUT/$env-pip.log" 2>&1 \
+    || { log "$env: pip install FAILED (see $OUT/$env-pip.log)"; echo "| $env | install failed | | |" > "$OUT/$env.row"; return 1; }
+  # the README's Colab cell installs the course from its git URL: here from the clone, not editable
+  "${run[@]}" sh -c "cd $src && $py -m pip install --dry-run --report $xml/report.json . && \
+      $py .ci/platforms/platform_set.py unchanged $list $xml/report.json" > "$OUT/$env-dry-run.log" 2>&1 || status=1
+  log "$env: pip install --dry-run --report: $(tail -n 1 "$OUT/$env-dry-run.log")"
+  [ $status = 0 ] || { echo "| $env | install FAILED: it would change the platform's packages | | |" > "$OUT/$env.row"; return 1; }
+  "${run[@]}" sh -c "cd $src && $py -m pip freeze > $xml/before.txt && $py -m pip install . && \
+      $py -m pip freeze --exclude course_lib > $xml/after.txt && diff $xml/before.txt $xml/after.txt" \
+      > "$OUT/$env-course-pip.log" 2>&1 \
+    || { log "$env: the course's install FAILED or changed a package (see $OUT/$env-course-pip.log)"; echo "| $env | install FAILED | | |" > "$OUT/$env.row"; return 1; }
+  log "$env: pip install . (the course, as the README's cell): nothing else changed"
+  # the test tools, at the platform's versions of what they need
+  "${run[@]}" sh -c "cd $src && $py -m pip install -c $xml/platform.txt nbval pytest-xdist hypothesis PyYAML" \
+      > "$OUT/$env-testtools-pip.log" 2>&1 || log "$env: installing the test tools FAILED"
+  # -P: the installed course_lib, not the clone's folder (python -m would put the clone first)
+  "${run[@]}" sh -c "cd $src && $py -c 'import matplotlib.font_manager' && \
+    $py -P -m pytest -p no:cacheprovider -q -rfE -n 2 --dist worksteal --junitxml=$xml/unit.xml \
+      tests/test_exercises.py tests/test_platforms.py tests/test_widget_view.py" > "$OUT/$env-unit.log" 2>&1
+  log "$env: unit tests (exercise checks, platform, widgets): $(tail -n 1 "$OUT/$env-unit.log")"
+  "${run[@]}" sh -c "cd $src && env -u COURSE_GPT2_WEIGHTS HF_HUB_CACHE=\$(mktemp -d) $py -P -m pytest -p no:cacheprovider \
+      -q -rfE -n 2 --dist loadfile --nbval --nbval-current-env --nbval-sanitize-with .ci/nbval_sanitize.cfg \
+      --junitxml=$xml/nbval.xml notebooks" > "$OUT/$env-nbval.log" 2>&1
+  log "$env: nbval: $(tail -n 1 "$OUT/$env-nbval.log")"
+}
+
+colab_env() {   # Python 3.13 in the trixie root (as py313), Colab's set of 2026-08-19
+  enter_root colab trixie || { unmount_root; return 1; }
+  inroot python3 -m venv /opt/venv
+  platform_steps colab colab-2026-08-19-pip-freeze.txt /root/course /opt/venv /root/xml inroot \
+    || { unmount_root; trap - EXIT; return 1; }
+  finish_row colab "$(inroot /opt/venv/bin/python -c "$PLATFORM_VERSIONS_PY") (torch: PyPI's 2.11.0, Colab's is 2.11.0+cpu); \
+the README's install changed none of Colab's packages" "$ROOT_DIR/root/xml"
+  unmount_root; trap - EXIT
+}
+
+kaggle_env() {  # Python 3.12 on this machine (as py312), Colab's set of 2026-05-08 (Kaggle's base)
+  local py="${PY312:-}" candidate dir="$MATRIX_DIR/kaggle"
+  if [ -z "$py" ]; then
+    for candidate in $(command -v python3.12) "$HOME"/.pyenv/versions/3.12*/bin/python3.12; do
+      "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2>/dev/null && { py=$candidate; break; }
+    done
+  fi
+  [ -n "$py" ] && [ -x "$py" ] || { log "kaggle: no python3.12 found (PY312=/path/to/python3.12)"; echo "| kaggle | did not run: no Python 3.12 | | |" > "$OUT/kaggle.row"; return 1; }
+  rm -rf "$dir" && mkdir -p "$dir/xml" && git clone -q "$PROJECT" "$dir/src" && echo "$dir/src" > "$OUT/kaggle.src"
+  "$py" -m venv "$dir/venv"
+  platform_steps kaggle colab-2026-05-08-pip-freeze.txt "$dir/src" "$dir/venv" "$dir/xml" env || return 1
+  finish_row kaggle "$("$dir/venv/bin/python" -c "$PLATFORM_VERSIONS_PY") (torch: PyPI's 2.10.0, Kaggle's is 2.10.0+cpu); \
+the README's install changed none of Kaggle's packages" "$dir/xml"
 }
 
 # ---- Debian roots: trixie (py313), forky (py314), bookworm (debian12) ------------------------
@@ -379,7 +464,7 @@ for env in $ENVS; do
   case $env in
     lock) lock_env ;; oldest) oldest_env ;; newest) newest_env ;; py312) py312_env ;; existing) existing_env ;;
     py313) root_python_env py313 trixie ;; py314) root_python_env py314 forky ;; debian12) debian12_env ;;
-    uv) uv_env ;; nonroot-readonly) nonroot_readonly_env ;; nocjk) nocjk_env ;;
+    uv) uv_env ;; colab) colab_env ;; kaggle) kaggle_env ;; nonroot-readonly) nonroot_readonly_env ;; nocjk) nocjk_env ;;
     *) log "unknown environment: $env (one of: $ALL_ENVS)"; exit 2 ;;
   esac
 done

@@ -138,14 +138,14 @@ def binder(tmp_path_factory):
     return python, repo, env, base, build.stdout + build.stderr
 
 
-# Runs in the replayed image: every distribution course_lib[check] and notebook need, recursively
+# Runs in the replayed image: every distribution course_lib[check,lab] and notebook need, recursively
 # (markers evaluated, extras followed), with its installed version.
 CLOSURE = r"""
 import json, re
 from importlib import metadata
 from packaging.requirements import Requirement
 norm = lambda name: re.sub(r"[-_.]+", "-", name).lower()
-todo, seen = [("course_lib", {"check"}), ("notebook", set())], {}
+todo, seen = [("course_lib", {"check", "lab"}), ("notebook", set())], {}
 while todo:
     name, extras = todo.pop()
     if norm(name) in seen and extras <= seen[norm(name)]:
@@ -177,7 +177,7 @@ def test_the_image_holds_the_course_from_the_lock_and_no_test_only_tools(binder)
     lock = locked()
     assert {"pytest", "nbval", "course-lib"} <= set(have)
     assert not {"playwright", "transformers"} & set(have)
-    # every package the course's install resolved (course_lib[check], notebook and all they
+    # every package the course's install resolved (course_lib[check,lab], notebook and all they
     # need) is at the lock's version (torch as the CPU build, 2.13.0+cpu); what only the base
     # environment needs (jupyterhub and its own dependencies) keeps the base's versions
     done = run([str(python), "-c", CLOSURE], cwd="/", timeout=300)

@@ -39,9 +39,11 @@ def project():
 
 
 def direct_requirements() -> list[Requirement]:
-    """Every requirement of pyproject.toml: the runtime's and every extra's."""
+    """Every requirement of pyproject.toml: the runtime's and every extra's (an extra that names
+    another, as test names course_lib[lab], adds that one's requirements, already listed)."""
     extras = project()["optional-dependencies"]
-    return [Requirement(r) for r in project()["dependencies"] + [r for e in extras.values() for r in e]]
+    every = [Requirement(r) for r in project()["dependencies"] + [r for e in extras.values() for r in e]]
+    return [r for r in every if normal(r.name) != normal(project()["name"])]
 
 
 def locked() -> dict:
@@ -132,14 +134,14 @@ def test_environment_yml_installs_the_course_from_the_lock():
     assert conda == ["python=3.11", "pip"]
     pip_section = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
     assert "-c .ci/constraints.txt" in pip_section
-    assert "-e .[check]" in pip_section          # pytest and nbval, not the test-only extras
+    assert "-e .[check,lab]" in pip_section      # pytest, nbval and JupyterLab, not the test-only extras
     # notebook is in repo2docker's base environment: it moves with jupyterlab, to the lock's version
     assert "notebook" in pip_section and "notebook" in locked()
     # the CPU wheel index, so Binder does not pull torch's multi-GB CUDA build
     assert any(line.startswith("--extra-index-url") and line.rstrip("/").endswith("whl/cpu")
                for line in pip_section)
     assert set(pip_section) == {"--extra-index-url https://download.pytorch.org/whl/cpu",
-                                "-c .ci/constraints.txt", "-e .[check]", "notebook"}
+                                "-c .ci/constraints.txt", "-e .[check,lab]", "notebook"}
 
 
 def test_the_learner_extras_are_the_check_tools_only():
@@ -209,12 +211,12 @@ def test_runtime_dependencies_hold_no_test_package():
     assert TEST_ONLY <= {normal(Requirement(r).name) for r in project()["optional-dependencies"]["test"]}
 
 
-def test_make_lab_installs_the_runtime_only(tmp_path):
+def test_make_lab_installs_the_runtime_and_jupyterlab_only(tmp_path):
     commands = dry_run("lab", tmp_path)
     installs = [line for line in commands.splitlines() if "pip install" in line]
     assert len(installs) == 2, commands                     # torch on its own, then the course
     assert all("-c .ci/constraints.txt" in line for line in installs), installs
-    assert installs[0].rstrip().endswith("torch || exit 1; fi") and installs[1].rstrip().endswith("-e ."), installs
+    assert installs[0].rstrip().endswith("torch || exit 1; fi") and installs[1].rstrip().endswith('-e ".[lab]"'), installs
     assert "[test]" not in commands
     assert "jupyter lab" in commands
 
@@ -300,7 +302,7 @@ def test_linux_takes_torch_alone_from_the_cpu_index(tmp_path):
     assert f'.ci/torch_index.py "{expected}"' in steps[0], steps
     # torch by itself, without its dependencies, from the index that answered; the rest from PyPI
     assert re.search(r'pip install -c \.ci/constraints\.txt --no-deps --index-url "\$index" torch \|\| exit 1', steps[0])
-    assert steps[1].endswith("pip install -c .ci/constraints.txt -e ."), steps
+    assert steps[1].endswith('pip install -c .ci/constraints.txt -e ".[lab]"'), steps
     assert "extra-index-url" not in "\n".join(steps)
 
 
@@ -328,7 +330,7 @@ def test_the_matrix_knows_every_row_and_tables_each():
     script = (ROOT / ".ci" / "matrix.sh").read_text(encoding="utf-8")
     rows = re.search(r'^ALL_ENVS="([^"]+)"$', script, re.M).group(1).split()
     assert rows == ["lock", "oldest", "newest", "py312", "py313", "py314", "debian12", "uv", "existing",
-                    "nonroot-readonly", "nocjk"]
+                    "colab", "kaggle", "nonroot-readonly", "nocjk"]
     dispatch = script[script.index("for env in $ENVS; do"):]
     for row in rows:
         assert re.search(rf"(^|[ ;]){re.escape(row)}\) ", dispatch, re.M), row

@@ -2,6 +2,7 @@
 have (the READMEs keep a short one, which every notebook's first cell points to), and the one
 line that first cell prints when its kernel cannot import course_lib."""
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,3 +58,75 @@ def test_the_docs_say_how_to_install_where_learners_already_are():
     zh = (ROOT / "README.zh-CN.md").read_text(encoding="utf-8")
     assert "### 在已有的环境中安装" in zh and "在已有的环境中安装" in STRINGS["zh"]["start.missing"]
     assert "固定版本" not in zh
+
+
+# Colab or Kaggle, as the first cell sees them, in a Python that cannot see course_lib (-S -I):
+# `pip install` stands in for the real one (nothing is downloaded): it records the command and
+# makes a stand-in course_lib importable, as the install would
+ON_A_PLATFORM = r"""
+import os, sys, types
+platform, installed, guard = sys.argv[1:]
+if platform == "colab":
+    sys.modules["google.colab"] = types.ModuleType("google.colab")
+elif platform == "kaggle":
+    os.environ["KAGGLE_KERNEL_RUN_TYPE"] = "Interactive"
+fake = types.ModuleType("subprocess")
+def run(command, check):
+    print("RAN", command)
+    if os.environ.get("PIP_FAILS"):       # pip's own message reaches the notebook (the kernel shows
+        raise RuntimeError("pip failed")   # a subprocess's output); check=True stops the cell here
+    sys.path.insert(0, installed)
+fake.run = run
+sys.modules["subprocess"] = fake
+exec(guard)
+print("START", start())
+"""
+
+
+def stand_in_course_lib(folder: Path, start_body: str = "return 'started'") -> Path:
+    (folder / "course_lib" / "ui").mkdir(parents=True)
+    (folder / "course_lib" / "__init__.py").write_text("")
+    (folder / "course_lib" / "ui" / "__init__.py").write_text("")
+    (folder / "course_lib" / "ui" / "start.py").write_text(f"def start():\n    {start_body}\n")
+    return folder
+
+
+@pytest.mark.parametrize("platform", ["colab", "kaggle"])
+@pytest.mark.parametrize("path", [NOTEBOOKS[0], next(p for p in NOTEBOOKS if "/zh/" in p.as_posix())],
+                         ids=lambda p: p.relative_to(ROOT / "notebooks").as_posix())
+def test_on_colab_and_kaggle_the_first_cell_installs_the_course_saying_so_in_one_line(path, platform, tmp_path):
+    guard = first_code_cell(path).split("\nstart(")[0]
+    installed = stand_in_course_lib(tmp_path / "site")
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", ON_A_PLATFORM, platform, str(installed), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said, ran, started = done.stdout.strip().splitlines()
+    assert said.startswith("Colab/Kaggle") and "course_lib" in said
+    assert ran == "RAN " + str([sys.executable, "-m", "pip", "install", "-q",
+                                "course_lib @ git+https://github.com/gpt2-course/next-token@main"])
+    assert started == "START started"          # the cell goes on with the installed course
+
+
+def test_a_failed_install_stops_the_cell_and_the_line_before_says_what_kaggle_needs(tmp_path):
+    guard = first_code_cell(NOTEBOOKS[0]).split("\nstart(")[0]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", ON_A_PLATFORM, "kaggle", str(tmp_path / "none"), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, env={**env, "PIP_FAILS": "1"})
+    assert done.returncode == 1 and "START" not in done.stdout and "RuntimeError: pip failed" in done.stderr
+    assert "Internet" in done.stdout.splitlines()[0]
+
+
+def test_on_a_platform_a_missing_dependency_is_installed_with_the_course(tmp_path):
+    """course_lib is there but a package it imports is not: pip's install of the course adds it,
+    and the cell goes on."""
+    guard = first_code_cell(NOTEBOOKS[0]).split("\nstart(")[0]
+    course = stand_in_course_lib(tmp_path / "course")
+    (course / "course_lib" / "ui" / "start.py").write_text("import a_dependency\ndef start():\n    return 'started'\n")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "a_dependency.py").write_text("")          # what pip's install brings
+    done = subprocess.run([sys.executable, "-S", "-I", "-c", f"import sys; sys.path.insert(0, {str(course)!r})\n"
+                           + ON_A_PLATFORM, "kaggle", str(tmp_path / "site"), guard],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said, ran, started = done.stdout.strip().splitlines()
+    assert said.startswith("Colab/Kaggle") and ran.startswith("RAN ") and started == "START started"

@@ -71,6 +71,8 @@ def test_the_wheel_holds_every_module(tmp_path):
     # the wheel carries data/ as course_lib/_data, and data_dir() finds it there, away from a checkout
     in_data = {p.relative_to(ROOT).as_posix() for p in (ROOT / "data").rglob("*") if p.is_file()}
     assert {"course_lib/_" + n for n in in_data} <= set(zipfile.ZipFile(wheel).namelist())
+    # python -m course_lib.check's nbval sanitize file (docs/instructors.md)
+    assert "course_lib/nbval_sanitize.cfg" in zipfile.ZipFile(wheel).namelist()
     done = subprocess.run([sys.executable, "-S", "-c", DATA_NOT_FOUND], env=env, capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.stdout.strip() == f"found: {unpacked / 'course_lib' / '_data'}", done.stdout + done.stderr

@@ -90,10 +90,10 @@ def test_the_first_cell_in_a_python_with_course_lib_but_no_dependencies(edition,
     assert last == "ModuleNotFoundError: " + STRINGS[lang]["start.missing"].format(name="torch"), done.stderr
 
 
-def test_needed_is_what_pyproject_installs_but_jupyterlab_and_the_weights_fetcher():
-    """jupyterlab runs the notebooks; no cell imports it. huggingface_hub is imported only inside
-    the functions that fetch pretrained GPT-2 (a learner without the weights never calls them).
-    Every other dependency is imported under its distribution name."""
+def test_needed_is_what_pyproject_installs_but_the_weights_fetcher():
+    """huggingface_hub is imported only inside the functions that fetch pretrained GPT-2 (a
+    learner without the weights never calls them). Every other dependency is imported under its
+    distribution name (JupyterLab, which no cell imports, is the lab extra, not a dependency)."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     names = {re.split(r"[<>=!~;\[ ]", dep, maxsplit=1)[0].lower().replace("-", "_")
              for dep in project["dependencies"]}

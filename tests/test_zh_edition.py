@@ -260,7 +260,8 @@ def test_a_dropped_cell_or_changed_tag_fails():
 
 # --------------------------------------------------------------------------- links in both editions
 
-LINK = re.compile(r"\]\(([^)#\s]+\.ipynb)(?:#((?:[^()\s]|\([^()\s]*\))*))?\)")
+# a relative link to a notebook (an absolute one, as the Colab links, is tests/test_home_links.py's)
+LINK = re.compile(r"\]\((?!https?://)([^)#\s]+\.ipynb)(?:#((?:[^()\s]|\([^()\s]*\))*))?\)")
 
 
 def anchors(path: Path) -> set[str]:

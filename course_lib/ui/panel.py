@@ -23,6 +23,7 @@ from ..decoding import SamplingRule, SamplingStep, interval_boundaries, pick_int
 from ..tokens.vocab import show_piece
 from .language import current_language, text
 from .palette import PANEL_COLORS
+from .widget_view import widget_bundle
 
 
 @dataclass(frozen=True)
@@ -274,6 +275,6 @@ class SamplingPanel:
         return self.context_text() + "\n" + describe(self.view, self.piece, self.max_rows)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs)
+        data = widget_bundle(self.widget, **kwargs)
         data["text/plain"] = self.summary()
         return data

@@ -13,9 +13,12 @@ solutions. ``start(notebook, language=...)``
    no map: it returns None and the cell shows nothing.
 
 The cell keeps a ``try``/``except`` of its own around ``from course_lib.ui.start import start``:
-when the kernel's Python has no course_lib at all, no code of course_lib can run to say so.
-Its message is :data:`.strings.STRINGS`'s ``"start.missing"`` with ``name="course_lib"``, written
-out in the cell (tests/test_install_guidance.py keeps the two the same).
+when the kernel's Python has no course_lib at all, no code of course_lib can run. On Colab
+(``google.colab`` loaded) or Kaggle (``$KAGGLE_KERNEL_RUN_TYPE`` set) the cell then says so in one
+line and pip-installs the course from its home (pyproject.toml's ``[project.urls]``), so Run All
+works on a fresh runtime; elsewhere it raises :data:`.strings.STRINGS`'s ``"start.missing"`` with
+``name="course_lib"``, written out in the cell (tests/test_install_guidance.py keeps the two the
+same; tests/test_home_links.py checks the install line).
 """
 from __future__ import annotations
 
@@ -27,11 +30,10 @@ from .language import LANGUAGES, set_language, text
 from .pipeline_map import NOTEBOOK_STAGES, PipelineMap, pipeline_map
 
 # What the notebooks import besides course_lib: pyproject.toml's dependencies, by import name,
-# without jupyterlab (it runs the notebooks; no cell imports it) and huggingface_hub (only
-# fetching pretrained GPT-2 imports it, when a learner asks for the weights: a notebook run
-# without them must not stop at its first cell). tests/test_start.py compares.
+# without huggingface_hub (only fetching pretrained GPT-2 imports it, when a learner asks for the
+# weights: a notebook run without them must not stop at its first cell). tests/test_start.py compares.
 NEEDED = ("torch", "numpy", "matplotlib", "ipywidgets", "tiktoken", "regex", "safetensors")
-OPTIONAL = ("jupyterlab", "huggingface_hub")
+OPTIONAL = ("huggingface_hub",)
 
 
 def missing_packages() -> list[str]:

@@ -10,6 +10,7 @@ from ..tokens.bpe import gpt2_encoding, teaching_tokenizer
 from ..tokens.streaming import StreamingDecoder
 from .language import text as label   # `text` is the playground's argument here
 from .palette import TOKEN_COLORS as PALETTE
+from .widget_view import widget_bundle
 
 
 def token_rows(ids, token_bytes=None) -> list[dict]:
@@ -151,7 +152,7 @@ class TokenPlayground:
         self.view.value = playground_view(self.box.value, self.enc)
 
     def _repr_mimebundle_(self, **kwargs):
-        data = self.widget._repr_mimebundle_(**kwargs)
+        data = widget_bundle(self.widget, **kwargs)
         data["text/html"] = playground_view(self.text, self.enc)
         data["text/plain"] = playground_text(self.text, self.enc)
         return data
