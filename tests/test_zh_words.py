@@ -133,3 +133,21 @@ def test_a_tensor_that_came_back_is_described_in_chinese(chinese):
     assert said == "形状为 (2, 3)、dtype 为 torch.int64 的张量" and not english_runs(said)
     set_language("en")
     assert describe(torch.zeros(2, 3, dtype=torch.int64)) == "a tensor of shape (2, 3) and dtype torch.int64"
+
+
+def test_a_tokens_tooltip_is_worded_in_the_notebooks_language():
+    """01's coloured tokens: hovering one shows its id and bytes, in the notebook's language."""
+    import re
+
+    from course_lib.ui.language import current_language, set_language
+    from course_lib.ui.token_display import token_spans_html
+    before = current_language()
+    try:
+        titles = {}
+        for code in ("en", "zh"):
+            set_language(code)
+            titles[code] = re.findall(r'title="([^"]*)"', token_spans_html([17250, 220]))
+    finally:
+        set_language(before)
+    assert titles["en"] == ["id 17250 · bytes 48 69", "id 220 · bytes 20"]
+    assert titles["zh"] == ["id 17250 · 字节 48 69", "id 220 · 字节 20"]

@@ -84,12 +84,13 @@ def token_spans_html(ids, token_bytes=None) -> str:
     spans = []
     for i, row in enumerate(token_rows(ids, token_bytes)):
         text = row["shown"]
-        label = "".join(span_char(ch) for ch in text) if text else (
+        shown = "".join(span_char(ch) for ch in text) if text else (
             "<i>" + row["bytes"].hex(" ") + "</i>")
+        tooltip = html.escape(label("tokens.tooltip", id=row["id"], hex=row["bytes"].hex(" ")), quote=True)
         spans.append(
-            f'<span title="id {row["id"]} · bytes {row["bytes"].hex(" ")}" style="background:'
+            f'<span title="{tooltip}" style="background:'
             f'{PALETTE[i % len(PALETTE)]};padding:2px 3px;margin:1px;border-radius:3px;'
-            f'font-family:monospace;font-size:15px;color:#111">{label}</span>')
+            f'font-family:monospace;font-size:15px;color:#111">{shown}</span>')
     return '<div style="line-height:2.2">' + "".join(spans) + "</div>"
 
 
