@@ -166,6 +166,17 @@ PANEL_LABELS_JS = r"""() => {
                 display: getComputedStyle(e).display}));
 }"""
 
+# Every interval strip on the page (both panels of 07): each name shown inside an interval, its
+# text's width against its interval's, and its box against the red u line's.
+STRIP_JS = r"""() => [...document.querySelectorAll('.sampling-strip')].map(strip => {
+  const u = strip.querySelector('.sampling-strip-u').getBoundingClientRect();
+  return [...strip.querySelectorAll('.sampling-strip-label')].filter(s => s.innerText.trim()).map(s => {
+    const box = s.getBoundingClientRect(), cell = s.parentElement;
+    return {text: s.innerText.trim(), scroll: cell.scrollWidth, client: cell.clientWidth,
+            crossed: u.left < box.right && u.right > box.left && u.top < box.bottom && u.bottom > box.top};
+  });
+})"""
+
 # the English words of the panel's own strings (course_lib.ui.strings, "panel.*"); "top-k",
 # "top-p", "min-p", "argmax", "id", "u", "T", "p" are notation, the same in both editions
 ENGLISH_CONTROL_WORDS = re.compile(r"\b(temperature|greedy|off|strip|order|ranked|append|chosen|token|ids|reset|"
@@ -195,6 +206,12 @@ def test_the_chinese_panel_fits_its_labels_and_speaks_chinese(page):
         assert not cut, f"labels cut off in the Chinese panel (text wider than its box): {cut}"
         words = ENGLISH_CONTROL_WORDS.findall(panel.inner_text())
         assert not words, f"English left in the Chinese panel: {sorted(set(words))}"
+        strips = page.evaluate(STRIP_JS)
+        assert len(strips) >= 2 and all(strips), strips          # the five-token panel's and the lab's
+        cut = [name for strip in strips for name in strip if name["scroll"] > name["client"]]
+        assert not cut, f"interval names cut off in the strip: {cut}"
+        crossed = [name["text"] for strip in strips for name in strip if name["crossed"]]
+        assert not crossed, f"the u line crosses {crossed}"
     assert (ARTIFACTS / "zh_panel.png").stat().st_size > 10_000
 
 

@@ -164,3 +164,33 @@ def test_the_context_line_speaks_the_panel_language(five):
         assert "ids" not in chinese.context.value
     finally:
         set_language("en")
+
+
+def strip_parts(page: str):
+    """(name shown, interval width in px) per interval of the strip, and the u line's top in px."""
+    import re
+    names = [(re.search(r"<span class='sampling-strip-label'>(.*?)</span>", seg).group(1),
+              float(re.search(r"width:([\d.]+)%", seg).group(1)) / 100 * 560)
+             for seg in re.findall(r"<div title='.*?</div>", page)]
+    u_top = float(re.search(r"class='sampling-strip-u' style='[^']*top:(\d+)px", page).group(1))
+    return names, u_top
+
+
+def test_the_strip_names_only_intervals_its_whole_name_fits_and_the_u_line_stays_below_the_names():
+    """Notebook 07's lab panel (T = 0.7, top-p 0.9, u = 0.8, ranked): ␣floor, ␣cat and ␣dog are
+    too narrow for their names (they were cut to "␣floo", "␣ca", "␣do"): named by tooltip only;
+    the u line, inside ␣sofa's interval, runs below the names' 18 px line."""
+    import html as html_module
+
+    from course_lib.toys.lab import LAB, LAB_PROMPT_IDS
+    model = LAB.load()
+    with torch.no_grad():
+        logits = model(torch.tensor([LAB_PROMPT_IDS]))[0, -1]
+    view = panel_view(logits, PanelSettings(temperature=0.7, top_p=0.9, u=0.8, order="ranked"))
+    names, u_top = strip_parts(render_html(view, LAB_VOCAB.piece))
+    shown = [html_module.unescape(name) for name, _ in names if name]
+    assert shown == ["␣roof", "␣wall", "␣sofa"], names
+    for name, width in names:
+        if name:
+            assert len(html_module.unescape(name)) * 7.2 + 2 <= width, (name, width)
+    assert u_top >= 18

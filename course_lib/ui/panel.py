@@ -121,6 +121,9 @@ COLORS = PANEL_COLORS
 DESCRIPTION_WIDTH = {"en": "90px", "zh": "120px"}
 
 
+STRIP_PX, STRIP_CHAR_PX = 560, 7.2
+
+
 def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
     """Bars (p after temperature in grey, renormalised p' in colour) and the interval strip."""
     esc = lambda i: html.escape(show_piece(piece(i)))          # noqa: E731
@@ -141,24 +144,28 @@ def render_html(view: PanelView, piece, max_rows: int = 12) -> str:
     table = (f"<table style='border-collapse:collapse'><tr><th {head}>{text('panel.token')}</th><th {head}>p</th>"
              f"<th {head}>p′</th><th {head}>{html.escape(text('panel.bars_legend'))}</th><th></th></tr>"
              + "".join(rows) + "</table>")
+    # The strip: 560 px wide; each interval's name in its upper 18 px where the whole name fits
+    # (bold 12 px monospace: about 7.2 px a character), the red u line in its lower part, so the
+    # line never crosses a name; an interval too narrow for its name is named by its tooltip.
     segments, start = [], 0.0
     for i, end in zip(view.layout, view.boundaries):
         width = end - start
         if width > 0:
-            label = esc(i) if width > 0.04 else ""
+            name = show_piece(piece(i))
+            label = esc(i) if len(name) * STRIP_CHAR_PX + 2 <= width * STRIP_PX else ""
             outline = "box-shadow:inset 0 0 0 3px black;" if i == view.chosen else ""
             segments.append(
                 f"<div title='{esc(i)} [{start:.3f}, {end:.3f})' style='position:absolute;"
                 f"left:{100 * start:.2f}%;width:{100 * width:.2f}%;top:0;bottom:0;"
                 f"background:{COLORS[i % len(COLORS)]};{outline}color:white;font:bold 12px monospace;"
-                f"line-height:26px;text-align:center;overflow:hidden;white-space:nowrap;"
-                f"border-right:1px solid white'>{label}</div>")
+                f"line-height:18px;text-align:center;overflow:hidden;white-space:nowrap;"
+                f"border-right:1px solid white'><span class='sampling-strip-label'>{label}</span></div>")
         start = end
-    marker = (f"<div style='position:absolute;left:{100 * view.settings.u:.2f}%;top:-6px;"
-              f"bottom:-6px;border-left:3px solid red;z-index:2'></div>")
+    marker = (f"<div class='sampling-strip-u' style='position:absolute;left:{100 * view.settings.u:.2f}%;"
+              f"top:18px;bottom:-6px;border-left:3px solid red;z-index:2'></div>")
     strip = (f"<div style='margin:14px 0 4px 0'>{html.escape(text('panel.strip'))}</div>"
-             "<div style='position:relative;height:26px;width:560px;border:1px solid #555'>"
-             + "".join(segments) + marker + "</div>")
+             f"<div class='sampling-strip' style='position:relative;height:30px;width:{STRIP_PX}px;"
+             "border:1px solid #555'>" + "".join(segments) + marker + "</div>")
     summary = html.escape(describe(view, piece, max_rows))
     return (table + strip + "<pre class='sampling-panel-summary' style='font-size:12px;margin-top:12px'>"
             + summary + "</pre>")
