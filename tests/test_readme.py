@@ -154,3 +154,17 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path):
     assert slug("获取权重（可选）") == "获取权重可选" and slug("`course_lib.bench.sampling`") == "course_libbenchsampling"
     broken = broken_links(page)
     assert len(broken) == 2 and broken[0].startswith("missing.md: no file") and "has no heading #nowhere" in broken[1]
+
+
+def test_each_readme_quotes_the_missing_course_message_its_notebooks_print():
+    """The troubleshooting line quotes, word for word, what the first cell of that edition raises
+    when course_lib is missing (its f-string with the module's name filled in)."""
+    import json
+    for readme, notebook in (("README.md", "notebooks/01_tokenizer.ipynb"),
+                             ("README.zh-CN.md", "notebooks/zh/01_tokenizer.ipynb")):
+        first = next(c for c in json.loads((ROOT / notebook).read_text(encoding="utf-8"))["cells"]
+                     if c["cell_type"] == "code")
+        source = "".join(first["source"])
+        message = re.search(r'raise ModuleNotFoundError\(f"([^:：]+)', source).group(1).replace("{missing.name}", "course_lib")
+        quoted = re.search(r"\*\*`ModuleNotFoundError: ([^`]+)`\*\*", (ROOT / readme).read_text(encoding="utf-8")).group(1)
+        assert quoted == message, (readme, quoted, message)
