@@ -4,7 +4,7 @@ One subpackage per layer; every module's docstring says which notebook teaches i
 imports from its own subpackage and from lower layers only. The layers, lowest first (a comma
 joins layers side by side, which do not import each other):
 
-    data → tokens, model → gpt2, decoding → toys → figures → ui → bench, exercises → grading
+    data → tokens, model → gpt2, decoding → toys → figures → ui → bench, exercises → grading, check
 
 tests/test_layers.py checks every import against that line and names each exception with its
 reason (``ui.language``, the language the labels speak, which stands on nothing else of
@@ -56,6 +56,8 @@ The layers
                    (``03_attention_solutions.ipynb``, …)
     ``grading``    ``python -m course_lib.grading`` grades a class with those checkers, each
                    submission in its own bubblewrap sandbox (for instructors; not taught)
+    ``check``      ``python -m course_lib.check``: nbval on the notebooks, on a checkout or an
+                   installed course (for instructors; not taught)
 """
 __version__ = "0.1.0"
 
