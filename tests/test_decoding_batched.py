@@ -3,7 +3,6 @@ import math
 import warnings
 from array import array
 from itertools import accumulate
-from contextlib import contextmanager
 
 import numpy
 import pytest
@@ -13,6 +12,7 @@ from course_lib import decoding as S
 from course_lib import decoding as SB
 
 from _exact import assert_close
+from _threads import one_thread
 
 B, V = 64, 50_257
 
@@ -33,18 +33,6 @@ def probs():
 
 def rows_as_sets(mask):
     return [set(torch.nonzero(row).flatten().tolist()) for row in mask]
-
-
-@contextmanager
-def one_thread():
-    """torch on one thread: for single-row calls two threads only wait on each other (on a
-    loaded machine, ~2x the CPU time)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 def as_mask(ids: list[int], size: int = V) -> torch.Tensor:

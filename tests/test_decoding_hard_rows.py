@@ -14,6 +14,7 @@ from course_lib.decoding import batched
 from course_lib.decoding.rules import MIN_P, TOP_K, TOP_P, keep_mask
 
 from _exact import assert_close
+from _threads import one_thread
 
 V = 50_257
 
@@ -32,15 +33,10 @@ def hard_logits(rows: int = 64, seed: int = 26) -> torch.Tensor:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """torch on one thread: on rows this size two threads mostly wait on each other (on a loaded
-    machine, several times the CPU time); the tests after this module keep their threads."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+def torch_on_one_thread():
+    """This module's rows on one torch thread; the tests after it keep their threads."""
+    with one_thread():
         yield
-    finally:
-        torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
