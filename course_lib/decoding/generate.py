@@ -1,9 +1,8 @@
 """The generation loop: last row of logits → rule → one id → append → repeat.
 
 Taught in notebook 07 (sampling), which writes the loop out by hand first. ``generate`` is THE
-loop of the course — the toy models, the GPT-2 figures (``figures.gpt2``), the KV-cache
-benchmark (``bench.kv_cache``) and the transformers comparison (tests/test_gpt2_reference.py)
-all run it:
+loop of the course: the toy models, the GPT-2 figures, the KV-cache benchmark and the comparison
+with transformers (tests/test_gpt2_reference.py) all run it:
 
     ids → model → logits of the last row → a rule picks one id → append it
         → stop at the end id or at the length limit, otherwise run again
@@ -13,8 +12,7 @@ each step feeds only the one new id, and attention reads the cached keys and val
 earlier positions. The causal mask is what makes this exact: earlier rows never look at later
 tokens, so their outputs (and their keys and values) do not change when a token is appended.
 
-Each step's row of logits is kept only when asked (``record_logits=True``): for GPT-2 that
-would be 50,257 Python floats per step.
+Each step's row of logits is kept only when asked (``record_logits=True``; GPT-2's has 50,257).
 """
 from __future__ import annotations
 
@@ -34,7 +32,6 @@ from .probs import greedy_id
 @dataclass
 class GenerationStep:
     """One turn of the loop: the id it appended (and the last row of logits it read, if recorded)."""
-
     token_id: int                # the id appended
     logits: list[float] | None = None    # (V,) the last row the rule saw (``record_logits=True``)
     u: float | None = None       # the uniform number of the draw (None for greedy)
@@ -44,7 +41,6 @@ class GenerationStep:
 @dataclass
 class Generation:
     """The result of :func:`generate`."""
-
     ids: list[int]                             # prompt + new ids
     new_ids: list[int]
     stopped_by: str                            # "end id" or "length"
