@@ -158,25 +158,38 @@ class Lab(NamedTuple):
 
 
 @contextmanager
-def shared_lab(tmp_path: Path):
-    """JupyterLab serving both editions' notebooks (:func:`copy_notebooks`, into ``tmp_path``) and
-    one Chromium page showing it: the :class:`Lab` every browser test of this pytest process
-    shares (tests/conftest.py's ``lab``). A module adds its own notebooks to ``root`` and starts
-    their kernels (:func:`start_sessions`). Skips as :func:`need_browser` says."""
+def launch_chromium():
+    """Playwright and one headless Chromium (tests/conftest.py's ``chromium``, one per pytest
+    process: Playwright's sync API allows one running instance at a time in a thread, so every
+    browser test of the process shares it). Skips as :func:`need_browser` says."""
     need_browser()
     from playwright.sync_api import sync_playwright
 
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextmanager
+def shared_lab(tmp_path: Path, browser):
+    """JupyterLab serving both editions' notebooks (:func:`copy_notebooks`, into ``tmp_path``) and
+    one page of ``browser`` showing it: the :class:`Lab` every browser test of this pytest process
+    shares (tests/conftest.py's ``lab``). A module adds its own notebooks to ``root`` and starts
+    their kernels (:func:`start_sessions`)."""
     ARTIFACTS.mkdir(exist_ok=True)
     root = tmp_path / "root"
     copy_notebooks(root)
     try:
-        with serve_lab(root, tmp_path / "home") as ready, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        with serve_lab(root, tmp_path / "home") as ready:
+            url = ready()
+            page = open_lab(browser, url)
             try:
-                url = ready()
-                yield Lab(root, url, open_lab(browser, url), {})
+                yield Lab(root, url, page, {})
             finally:
-                browser.close()
+                page.close()
     finally:
         shutil.rmtree(tmp_path, ignore_errors=True)
 

@@ -18,10 +18,19 @@ import _hypothesis_home  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")
-def lab(tmp_path_factory):
+def chromium():
+    """One headless Chromium for every browser test of this pytest process (tests/_browser.py's
+    launch_chromium)."""
+    from _browser import launch_chromium
+    with launch_chromium() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory, chromium):
     """One JupyterLab and one Chromium page showing it, shared by every browser test of this
     pytest process (tests/_browser.py's shared_lab). Under pytest-xdist the browser test files
     share the group ``lab`` (``xdist_group``), so one worker runs them all with one JupyterLab."""
     from _browser import shared_lab
-    with shared_lab(tmp_path_factory.mktemp("lab")) as shared:
+    with shared_lab(tmp_path_factory.mktemp("lab"), chromium) as shared:
         yield shared

@@ -320,7 +320,7 @@ def test_a_chinese_notebook_shows_chinese_text_and_chart_labels_as_glyphs(page, 
     course, no_cjk = rendered["course"], rendered["no_cjk"]
     print("chart title:", course["title"], "| y label:", course["ylabel"], "| fonts:", course["family"])
     assert re.search(r"[\u4e00-\u9fff]", course["title"]) and course["ylabel"] == "概率"
-    assert len(course["family"]) == 2, f"no CJK font behind DejaVu Sans: {course['family']}"
+    assert course["family"][:2] == ["DejaVu Sans", "Course CJK SC"], f"not the course's CJK font behind DejaVu Sans: {course['family']}"
     assert course["missing"] == 0, "matplotlib drew a missing-glyph box with the course's fonts"
     assert no_cjk["missing"] > 0, "without the CJK font the Chinese labels should be missing glyphs"
     shown = "".join(src.split(",", 1)[1].split())

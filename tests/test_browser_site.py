@@ -38,7 +38,7 @@ from pathlib import Path
 
 import pytest
 
-from _browser import CHROMIUM, CHROMIUM_ARGS, ROOT, need_browser
+from _browser import ROOT, need_browser
 from test_browser_layout import DIAGRAMS, MIN_LABEL_PX, smallest_label_px
 
 pytestmark = pytest.mark.browser
@@ -94,12 +94,9 @@ def base(site) -> str:
 
 
 @pytest.fixture(scope="module")
-def browser(base):
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
+def browser(chromium, base):
+    """The process's one Chromium (tests/conftest.py), once the site is served."""
+    return chromium
 
 
 def pages(site: Path) -> list[str]:
