@@ -29,7 +29,6 @@ Exit status 0 when grading finished, whatever the grades (2: bad arguments, no n
 from __future__ import annotations
 
 import argparse
-import gc
 import multiprocessing
 import os
 import sys
@@ -152,7 +151,6 @@ def die_with_parent() -> None:
 def _start_worker(limits, namespaces: bool) -> None:
     from .sandbox import claim_uid
     die_with_parent()
-    gc.freeze()         # what the fork server imported: never walked by this worker's collections
     _worker.update(uid=claim_uid(), limits=limits, namespaces=namespaces)
 
 
