@@ -42,7 +42,7 @@
 #             (data/fonts/), no glyph missing (pictures in artifacts/matrix/nocjk-pictures/), then
 #             the same tests
 #   nonroot-readonly  an instructor's shared install: `make setup-test` by root, then the checkout
-#             made read-only (chmod -R a-w) and `make test` (all four stages) run there by an
+#             made read-only (chmod -R a-w) and `make test` run there by an
 #             unprivileged user (NONROOT_USER, default probeuser) with a fresh HOME; the Python
 #             must be one that user can read (NONROOT_PY, default /usr/bin/python3)
 #
@@ -455,7 +455,7 @@ nonroot_readonly_env() {
   log "nonroot-readonly: make test (exit $status): $(tail -n 1 "$OUT/nonroot-readonly-test.log")"
   run=$(sed -n "s/^the course folder is read-only: this run's files go to //p" "$OUT/nonroot-readonly-test.log")
   [ -n "$run" ] || log "nonroot-readonly: FAILED: make test did not take the read-only checkout's way"
-  finish_row nonroot-readonly "$(versions "$dir/src/.venv/bin/python"); make test as $who, all four stages: \
+  finish_row nonroot-readonly "$(versions "$dir/src/.venv/bin/python"); make test as $who: \
 $([ "$status" = 0 ] && [ -n "$run" ] && echo passed || echo FAILED)" "$run/test-run"
 }
 
