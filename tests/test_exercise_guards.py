@@ -120,7 +120,7 @@ def test_a_rigged_list_cannot_pass_the_small_merge_cases():
 
 
 def test_a_loop_that_never_ends_is_stopped_with_a_hint(monkeypatch):
-    monkeypatch.setattr(guard, "SECONDS", 0.3)
+    monkeypatch.setattr(guard, "CALL_SECONDS", 0.3)
 
     def bpe_merge(word, ranks):
         while True:

@@ -112,7 +112,7 @@ class Check:
 
     def __init__(self, name: str, fn, seconds: float | None = None):
         self.name, self.fn, self.proven = name, fn, []
-        self.seconds = getattr(fn, "seconds", guard.SECONDS) if seconds is None else seconds
+        self.seconds = getattr(fn, "seconds", guard.CALL_SECONDS) if seconds is None else seconds
         self.case, self.last = say('the article example'), None
 
     def call(self, *args, case: str = "", errors=(), **kwargs):

@@ -29,7 +29,7 @@ import threading
 
 import torch
 
-SECONDS = 10.0                 # per call of the learner's function, in the notebook
+CALL_SECONDS = 10.0            # per call of the learner's function, in the notebook
 _LOCK = threading.RLock()      # one check at a time: the default dtype is process-wide
 MAX_ITEMS = 2_000_000          # a returned structure larger than this is not read
 
@@ -45,7 +45,7 @@ class Ended(Exception):
 
 
 @contextlib.contextmanager
-def time_limit(seconds: float | None = SECONDS):
+def time_limit(seconds: float | None = CALL_SECONDS):
     """Raise :class:`TimeLimit` in the running code after ``seconds`` (then every 0.5 s, so a
     bare ``except:`` cannot swallow it for good). No limit outside the main thread or without
     SIGALRM (Windows), or when ``seconds`` is None."""
