@@ -82,8 +82,9 @@ def hex_tokens(line: str) -> list[str]:
 
 @functools.lru_cache(maxsize=None)
 def in_git_checkout() -> bool:
+    # safe.directory: a checkout another user owns (a shared, read-only one) is read all the same
     return bool(shutil.which("git")) and subprocess.run(
-        ["git", "-C", str(ROOT), "rev-parse", "--git-dir"], capture_output=True).returncode == 0
+        ["git", "-c", f"safe.directory={ROOT}", "-C", str(ROOT), "rev-parse", "--git-dir"], capture_output=True).returncode == 0
 
 
 def git_commits(tokens: set[str], repository: Path = ROOT) -> set[str]:
@@ -91,7 +92,7 @@ def git_commits(tokens: set[str], repository: Path = ROOT) -> set[str]:
     if not tokens:
         return set()
     ordered = sorted(tokens)
-    out = subprocess.run(["git", "-C", str(repository), "cat-file", "--batch-check=%(objecttype)"],
+    out = subprocess.run(["git", "-c", f"safe.directory={repository}", "-C", str(repository), "cat-file", "--batch-check=%(objecttype)"],
                          input="".join(t + "\n" for t in ordered), capture_output=True, text=True,
                          timeout=60, check=True).stdout.splitlines()
     assert len(out) == len(ordered), out
