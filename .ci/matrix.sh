@@ -42,9 +42,9 @@
 #             (data/fonts/), no glyph missing (pictures in artifacts/matrix/nocjk-pictures/), then
 #             the same tests
 #   nonroot-readonly  an instructor's shared install: `make setup-test` by root, then the checkout
-#             made read-only (chmod -R a-w) and `make test` run there by an
-#             unprivileged user (NONROOT_USER, default probeuser) with a fresh HOME; the Python
-#             must be one that user can read (NONROOT_PY, default /usr/bin/python3)
+#             made read-only (chmod -R a-w) and `make test` and the grader's sandbox tests run
+#             there by an unprivileged user (NONROOT_USER, default probeuser) with a fresh HOME;
+#             the Python must be one that user can read (NONROOT_PY, default /usr/bin/python3)
 #
 # The Debian roots (py313, py314, debian12) are made with debootstrap under $MATRIX_DIR (native,
 # no emulation; needs root) and reused. Installs go to $MATRIX_DIR (default /var/tmp/course-matrix),
@@ -442,21 +442,31 @@ nonroot_readonly_env() {
     || { log "nonroot-readonly: make setup-test FAILED"; echo "| nonroot-readonly | install failed | | |" > "$OUT/nonroot-readonly.row"; return 1; }
   chmod -R a-w "$dir/src"
   home=$(mktemp -d)
+  # as the user, in the read-only checkout: `make test`, then the grader's sandbox tests (the
+  # class graded by a normal user; they are in `make test-all`, whose browser stage needs the
+  # site's npm packages installed into the checkout)
+  local grader="cd '$dir/src' && HOME='$home' COURSE_ARTIFACTS='$home/artifacts' .venv/bin/python -m pytest \
+-p no:cacheprovider -q -rs -m sandbox -n 2 tests" grader_status=0
   if [ "$(id -u)" = 0 ]; then
     id "$user" > /dev/null 2>&1 || { log "nonroot-readonly: no user $user (NONROOT_USER=...)"; echo "| nonroot-readonly | did not run: no user $user | | |" > "$OUT/nonroot-readonly.row"; return 1; }
     chown "$user" "$home"; who=$user
     log "nonroot-readonly: make test as $who, HOME=$home, the checkout read-only"
     su "$user" -s /bin/sh -c "cd '$dir/src' && HOME='$home' make test" > "$OUT/nonroot-readonly-test.log" 2>&1 || status=$?
+    log "nonroot-readonly: the grader's sandbox tests as $who"
+    su "$user" -s /bin/sh -c "$grader" > "$OUT/nonroot-readonly-grader.log" 2>&1 || grader_status=$?
   else          # already unprivileged: the same, as this user
     who=$(id -un)
     log "nonroot-readonly: make test as $who, HOME=$home, the checkout read-only"
     (cd "$dir/src" && HOME="$home" make test) > "$OUT/nonroot-readonly-test.log" 2>&1 || status=$?
+    log "nonroot-readonly: the grader's sandbox tests as $who"
+    sh -c "$grader" > "$OUT/nonroot-readonly-grader.log" 2>&1 || grader_status=$?
   fi
   log "nonroot-readonly: make test (exit $status): $(tail -n 1 "$OUT/nonroot-readonly-test.log")"
+  log "nonroot-readonly: grader sandbox tests (exit $grader_status): $(tail -n 1 "$OUT/nonroot-readonly-grader.log")"
   run=$(sed -n "s/^the course folder is read-only: this run's files go to //p" "$OUT/nonroot-readonly-test.log")
   [ -n "$run" ] || log "nonroot-readonly: FAILED: make test did not take the read-only checkout's way"
-  finish_row nonroot-readonly "$(versions "$dir/src/.venv/bin/python"); make test as $who: \
-$([ "$status" = 0 ] && [ -n "$run" ] && echo passed || echo FAILED)" "$run/test-run"
+  finish_row nonroot-readonly "$(versions "$dir/src/.venv/bin/python"); make test and the grader's sandbox tests as $who: \
+$([ "$status" = 0 ] && [ "$grader_status" = 0 ] && [ -n "$run" ] && echo passed || echo FAILED)" "$run/test-run"
 }
 
 log "matrix at $COMMIT: $ENVS (installs in $MATRIX_DIR)"

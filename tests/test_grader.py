@@ -47,8 +47,8 @@ CALL = 1                # CPU seconds per call of a learner's function (an exerc
 LIMITS = ["--jobs", "2", "--timeout", str(CALL), "--exercise-timeout", "1.25", "--memory", "3"]
 CELL = 2.5              # root's class: CPU seconds per cell (its slow cell computes 1.75)
 CELL_SMALL = 1          # the normal user's class: a cell that waits WAIT s keeps its grade; the
-                        # writer's cells must finish too (forking a torch-sized kernel up to the
-                        # process limit, 256 MiB written): 0.5 CPU s was too little on a busy machine
+                        # writer's cells must finish too (256 MiB written): 0.5 CPU s was too
+                        # little on a busy machine
 WAIT = CELL_SMALL + IDLE_GRACE - 3           # a wait longer than its CPU budget, within what a cell may wait
 
 
@@ -143,10 +143,10 @@ def hostile_class(subs: Path, out: Path, layout, *hang_cells: str) -> tuple[dict
                 SHM_FILE]
     late = Path("/tmp") / f"canary-late-{os.getpid()}-{subs.name}"
     # a SysV segment and a /dev/shm file left behind (first: they exist while the rest runs), a fork
-    # bomb, kill(-1), files written everywhere, a full /tmp
+    # bomb (every fork refused), kill(-1), files written everywhere, a full /tmp
     writer = chapter03(layout(subs, "writer"), SHM_WRITE, FORK_BOMB, ESCAPES.format(targets=[str(c) for c in canaries], late=late),
                        DISK_FILL, replace={"make_causal_mask": guarded_mask(
-                           "if not 5 < forks < 100:\n    raise AssertionError(f'{forks} processes started')\n"
+                           "if forks:\n    raise AssertionError(f'{forks} processes started')\n"
                            "if not 200 << 20 < written <= 256 << 20:\n    raise AssertionError(f'{written} bytes written')")})
     secrets = [out, out.with_name(out.name + ".partial"), out.parent / "feedback", *SOLUTIONS, ROOT / "README.md", writer, subs]
     paths = {

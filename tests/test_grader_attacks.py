@@ -14,9 +14,10 @@ finishes too:
   sleep: each is stopped within its cell's budget (plus the waiting grace), not held;
 * a cell that sleeps far longer than its budget: stopped after its budget + IDLE_GRACE (then
   skipped; the rest passes);
-* memory outside a per-process limit: three forked processes of 300 MiB each (together more
-  than --memory: stopped, with the reason), SysV shared memory and a memfd (refused), /dev
-  (read-only), /dev/shm (its size);
+* memory: three threads of 300 MiB each (together more than --memory: the kernel refuses the
+  rest), and everything a per-process limit would not count, refused: a fork, a subprocess,
+  shared anonymous memory, a shared map of /dev/zero, SysV shared memory, a memfd, a file in
+  /dev (read-only), more than /dev/shm's size;
 * the grader's environment and the host's mounts, looked for everywhere the sandbox can read
   (/proc/1/environ, every process's environ, mountinfo): the canary appears in no output;
 * a feedback file that is a symbolic link: refused with a line, the rest written.
@@ -76,24 +77,35 @@ os.write(control, frame({"cell": 9999})[:7])
 time.sleep(1000)
 """
 
-MEMORY_FORKS = """
-import os, time
-children = []
-for _ in range(3):
-    pid = os.fork()
-    if pid == 0:
-        hold = b"x" * (300 << 20)           # 300 MiB each, written: resident
-        time.sleep(120)
-        os._exit(0)
-    children.append(pid)
-for pid in children:
-    os.waitpid(pid, 0)
+MEMORY_THREADS = """
+import threading
+held = []
+def hold():
+    try:
+        held.append(b"x" * (300 << 20))     # 300 MiB each, written: resident
+    except MemoryError:
+        pass
+threads = [threading.Thread(target=hold) for _ in range(3)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
 """
 
 MEMORY_OTHER = """
 import ctypes, os
 libc = ctypes.CDLL(None, use_errno=True)
+import mmap, subprocess
 got = []
+for name, attempt in (("a fork", os.fork), ("a subprocess", lambda: subprocess.run(["/bin/true"])),
+                      ("shared anonymous memory", lambda: mmap.mmap(-1, 1 << 30)),
+                      ("a shared map of /dev/zero", lambda: mmap.mmap(os.open("/dev/zero", os.O_RDWR), 1 << 30))):
+    try:
+        if attempt() == 0:
+            os._exit(0)                     # the child of a fork the sandbox let through
+        got.append(name)
+    except OSError:
+        pass
 if libc.shmget(0, 1 << 30, 0o1600) != -1:
     got.append("SysV shared memory")
 try:
@@ -142,7 +154,8 @@ def _notebooks(subs: Path) -> dict:
         "fake_cells": chapter03(subs / "fake_cells.ipynb", FAKE_CELLS),
         "half_frame": chapter03(subs / "half_frame.ipynb", HALF_FRAME),
         "asleep": chapter03(subs / "asleep.ipynb", "import time\ntime.sleep(1000)"),
-        "forks": chapter03(subs / "forks.ipynb", MEMORY_FORKS),
+        "threads": chapter03(subs / "threads.ipynb", MEMORY_THREADS, replace={"make_causal_mask": guarded_mask(
+            "if len(held) != 1:\n    raise AssertionError(f'held {len(held)} x 300 MiB')")}),
         "memory": chapter03(subs / "memory.ipynb", MEMORY_OTHER,
                             replace={"make_causal_mask": guarded_mask("if got:\n    raise AssertionError('got ' + ', '.join(got))")}),
         "snoop": chapter03(subs / "snoop.ipynb", SNOOP_ENV, replace={"make_causal_mask": guarded_mask(
@@ -225,10 +238,13 @@ def test_no_frame_the_submission_sends_extends_its_time(graded):
 
 
 def test_memory_is_one_limit_for_the_whole_sandbox(graded):
+    """Three threads of 300 MiB each against --memory 0.5 GiB: one gets its memory, the kernel
+    refuses the other two (one process, RLIMIT_DATA), and the cell's MemoryError is the cell's own; a fork, a
+    subprocess, shared anonymous memory, a shared map of /dev/zero, SysV shared memory, a memfd
+    and a file in /dev are refused, and /dev/shm holds only --disk."""
     by = rows_by(graded["out"])
-    for row in by["forks"].values():
-        assert row["passed"] == "False" and "more than 0.5 GiB" in row["reason"], by["forks"]
-    assert all(r["passed"] == "True" for r in by["memory"].values()), by["memory"]
+    for student in ("threads", "memory"):
+        assert all(r["passed"] == "True" for r in by[student].values()), by[student]
 
 
 def test_the_grader_environment_and_host_mounts_stay_outside(graded):

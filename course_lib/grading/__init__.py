@@ -11,6 +11,7 @@ unchanged. Its pieces:
     cli          the command: finds the submissions, a pool of grading processes, the progress bar
     submissions  which notebooks, whose (student, assignment), graded on which chapter's exercises, in which language
     sandbox      one bubblewrap sandbox per submission (namespaces, read-only runtime, private /tmp)
+    seccomp      what a submission may not ask of the kernel: new processes, uncounted shared memory
     learner      the process inside the sandbox: runs the cells, answers the checkers' calls
     session      the grader's side of that process: its CPU time, the learner's functions as proxies
     wire         the messages between the two: plain data only, no pickle

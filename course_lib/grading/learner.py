@@ -4,11 +4,11 @@ Started by ``grading.sandbox`` inside the submission's bubblewrap sandbox, never
 Not taught. ``python -I -m course_lib.grading.learner FD``:
 
 1. imports torch, IPython and course_lib, then limits itself (:func:`confine`): resource limits
-   (processes, memory, file size, CPU seconds, open files, no core file), set inside the
-   sandbox's own user namespace, so the process limit counts this submission's processes only;
-2. runs the notebook's code cells the grader sends (all but the check cells ``check_x(x)``) in
-   an IPython shell, in order, as a kernel would, and replies after each with its error (the
-   grader times each cell from the previous reply to its own), then with the names defined;
+   (threads, memory, file size, CPU seconds, open files, no core file), set inside the
+   sandbox's own user namespace, so the thread limit counts this submission's threads only;
+2. runs the notebook's code cells the grader sends one at a time (all but the check cells
+   ``check_x(x)``) in an IPython shell, as a kernel would, and replies to each with its error
+   (the grader times each cell from when it sent it), then sends the names defined;
 3. answers ``call`` messages: the grader's checker sends the arguments (plain data, models as
    config + weights, ``grading.wire``), this process calls the learner's function and sends back
    the result as plain data, which calls of the course's own answer it noticed
@@ -41,9 +41,11 @@ def _mapped_bytes() -> int:
 
 def confine(spec: dict) -> None:
     """Limit this process (and what it starts) as ``spec`` says."""
-    # memory: the data a submission may add (heap and anonymous maps, RLIMIT_DATA) on top of what
-    # Python, torch and course_lib hold here; not RLIMIT_AS, which also counts mapped libraries:
-    # a CUDA build of torch maps and lazily loads several GB of them
+    # memory: the data a submission may add (heap, anonymous maps, thread stacks: RLIMIT_DATA) on
+    # top of what Python, torch and course_lib hold here. The sandbox's seccomp filter keeps the
+    # submission to this one process and refuses the shared memory RLIMIT_DATA does not count, so
+    # this bounds all its memory but its tmpfs folders. Not RLIMIT_AS, which also counts mapped
+    # libraries: a CUDA build of torch maps and lazily loads several GB of them
     memory, cpu = _mapped_bytes() + int(spec["memory_bytes"]), int(spec["cpu_seconds"])
     for limit, value in ((resource.RLIMIT_CPU, (cpu, cpu + 5)), (resource.RLIMIT_DATA, (memory, memory)),
                          (resource.RLIMIT_FSIZE, (spec["file_bytes"], spec["file_bytes"])),
@@ -159,7 +161,7 @@ class Learner:
 
 
 def serve(conn: socket.socket) -> None:
-    """Start-up, then the cells, then calls until the grader closes the connection."""
+    """Start-up, then the cells and calls the grader sends, until it closes the connection."""
     from . import wire
     import matplotlib
     matplotlib.use("Agg")
@@ -174,9 +176,9 @@ def serve(conn: socket.socket) -> None:
     while True:
         header, blobs = wire.receive(conn)
         op = header.get("op")
-        if op == "cells":
-            for number, source in header["cells"]:
-                wire.send(conn, learner.run_cell(number, source))
+        if op == "cell":
+            wire.send(conn, learner.run_cell(int(header["number"]), str(header["source"])))
+        elif op == "defined":
             wire.send(conn, {"defined": learner.defined()})
         elif op == "call":
             reply, out_blobs = learner.call(header, blobs)

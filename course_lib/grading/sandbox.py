@@ -12,8 +12,8 @@ Flatpak uses) with:
   each, the only places it can write; a fresh /proc and a minimal, read-only /dev. No
   checkout, no solutions, no other submission, no gradebook, no home folder;
 * an environment of its own (:func:`sandbox_env`), bwrap's included (it is PID 1 inside);
-* a seccomp filter (:func:`seccomp_filter`) that refuses the memory no per-process limit
-  counts: SysV shared memory and memory files;
+* a seccomp filter (``grading.seccomp``): one process (threads allowed), and no memory that
+  its per-process limit does not count (SysV and anonymous shared memory, memory files);
 * as root: an unprivileged uid/gid of its own (61000… one per grading process, claimed with
   a lock file, so two submissions graded side by side never share one), bwrap itself running
   as that uid (:func:`as_user`); as a normal user: that user's uid, mapped into the new user
@@ -56,7 +56,7 @@ class Limits:
     memory_bytes: int = 4 << 30           # data (heap, anonymous maps) the submission may add to its imports'
     file_bytes: int = 64 << 20            # largest file it may write
     disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
-    processes: int = 64                   # processes and threads, in its own user namespace
+    processes: int = 64                   # threads (its one process included; new processes are refused)
 
     def sandbox_bytes(self) -> int:
         """What the whole sandbox may hold, for a memory cgroup around it: ``memory_bytes``, its
@@ -148,7 +148,9 @@ def bwrap_command(bwrap: str, uid: int, disk_bytes: int, info_fd: int | None = N
             args += ["--ro-bind", path, path]
     args += ["--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
              "--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"]   # torch reads the CPU's features
-    args += ["--proc", "/proc", "--dev", "/dev",
+    # /dev/zero cannot be opened (a device node bound without devices): a shared map of it would
+    # be shared memory that RLIMIT_DATA does not count
+    args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/dev/null", "/dev/zero",
              "--size", str(disk_bytes), "--tmpfs", "/tmp", "--size", str(disk_bytes), "--tmpfs", "/dev/shm"]
     for path in runtime_paths():              # after the private /tmp: a venv or checkout under /tmp stays visible
         args += ["--ro-bind", path, path]
@@ -169,35 +171,9 @@ def sandbox_env(home: str, data: str) -> dict:
             "COURSE_DATA_DIR": data}
 
 
-# seccomp: the system calls that would create memory no per-process limit counts, refused
-# (EPERM): SysV shared memory (shmget), anonymous memory files (memfd_create, memfd_secret).
-# Files in /tmp and /dev/shm are bounded by their tmpfs sizes instead.
-_ARCH = {"x86_64": (0xC000003E, {"shmget": 29, "memfd_create": 319, "memfd_secret": 447}),
-         "aarch64": (0xC00000B7, {"shmget": 194, "memfd_create": 279, "memfd_secret": 447})}
-
-
-def seccomp_filter(machine: str | None = None) -> bytes | None:
-    """bubblewrap's ``--seccomp`` program (classic BPF, struct sock_filter[]) for this machine's
-    architecture; None on another one (the limits then count private memory only). A system
-    call of another architecture's ABI (x86's 32-bit or x32 calls) ends the process."""
-    import platform
-    import struct
-    arch = _ARCH.get(machine or platform.machine())
-    if arch is None:
-        return None
-    audit, denied = arch
-    load, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06              # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
-    allow, kill, refuse = 0x7FFF0000, 0x80000000, 0x00050000 | 1       # SECCOMP_RET_ALLOW, _KILL_PROCESS, _ERRNO|EPERM
-    numbers = sorted(denied.values())
-    prog = [(load, 0, 0, 4), (jeq, 1, 0, audit), (ret, 0, 0, kill), (load, 0, 0, 0),
-            (jge, len(numbers) + 1, 0, 0x40000000)]          # x32 calls: refused
-    prog += [(jeq, len(numbers) - i, 0, n) for i, n in enumerate(numbers)]
-    prog += [(ret, 0, 0, allow), (ret, 0, 0, refuse)]
-    return b"".join(struct.pack("<HBBI", *op) for op in prog)
-
-
 def _seccomp_pipe() -> int | None:
     """A pipe's read end holding :func:`seccomp_filter` (bwrap reads it once), or None."""
+    from .seccomp import seccomp_filter
     program = seccomp_filter()
     if program is None:
         return None

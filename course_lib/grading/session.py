@@ -8,8 +8,8 @@ plain data and gets back plain data only (``grading.wire``): the checker, its ex
 its comparisons stay in this process, out of the submission's reach.
 
 Time is the submission's own, read by the grader from /proc (every process of its sandbox), so
-neither a loaded machine nor anything the submission sends changes it. The process replies
-once per cell, in order: each cell gets ``cell_seconds`` of CPU from the previous reply to its own,
+neither a loaded machine nor anything the submission sends changes it. The grader sends the
+cells one at a time: each cell gets ``cell_seconds`` of CPU from when it is sent to its reply,
 each call ``call_seconds``, each exercise ``exercise_seconds``, the whole submission
 ``submission_seconds``. A cell or call that waits instead (sleeps, blocks: neither running nor
 waiting for a CPU) is stopped once it has waited its budget plus :data:`IDLE_GRACE`; one that
@@ -93,9 +93,9 @@ class Session:
             raise
 
     def _start(self) -> dict:
-        """The cells, sent at once (check cells and cells that ran too long left out): the
-        process replies once per cell, in order, then with the names it defined. Each cell's
-        budget runs from the previous reply to its own; any other message ends the process."""
+        """The cells, sent one at a time (check cells and cells that ran too long left out): the
+        process replies to each, then sends the names it defined. A cell's budget runs from
+        when the grader sends it; a reply that is not that cell's ends the process."""
         from .learner import is_check_cell
         self.handles, self.kept = {}, []
         try:
@@ -116,8 +116,8 @@ class Session:
             errors = [{"cell": c, "error": why, "line": "-"} for c, why in self.too_long.items()]
             todo = [[number, source] for number, source in enumerate(self.cells, 1)
                     if not is_check_cell(source) and number not in self.too_long]
-            self._send({"op": "cells", "cells": todo})
-            for number, _ in todo:
+            for number, source in todo:
+                self._send({"op": "cell", "number": number, "source": source})
                 try:
                     reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=CELL_REPLY)
                 except wire.Timeout:
@@ -126,6 +126,7 @@ class Session:
                 error = _cell_error(number, reply)
                 if error is not None:
                     errors.append(error)
+            self._send({"op": "defined"})
             reply, _ = self.wait(limits.cell_seconds, float("inf"), limit=64 << 20)
             defined = reply["defined"]
             if type(defined) is not dict or not all(type(v) is str for v in defined.values()):
@@ -157,34 +158,40 @@ class Session:
         used ``cpu_seconds`` of CPU (or ``cpu_left``), or spent longer than that plus
         :data:`IDLE_GRACE` neither running nor waiting for a CPU (sleeping, blocked), or
         :data:`WALL_FACTOR` times it in wall time; :class:`OverLimit` when the submission as a
-        whole has used its CPU time or its memory. Every number is read from /proc; a message
-        cannot restart the clock (the whole reply must arrive within the same time)."""
+        whole has used its CPU time or its memory. Every number is read from /proc, every
+        :data:`POLL` seconds until the whole reply has arrived: a message, whole or begun,
+        cannot stop or restart the clocks."""
         sock, sandbox, limits = self.sandbox.sock, self.sandbox, self.limits
         budget = min(cpu_seconds, cpu_left)
         began = time.monotonic()
         wall_end = began + WALL_FACTOR * budget + 5
+        reader = wire.Reader(limit)
         if select.select([sock], [], [], QUICK)[0]:        # a quick reply (most cells): no need to read /proc
-            return wire.receive(sock, min(wall_end, time.monotonic() + budget + IDLE_GRACE) + 5, limit=limit)
-        start = sandbox.usage()
+            message = reader.read_from(sock)
+            if message is not None:
+                return message
+        start, read_at, idle = sandbox.usage(), time.monotonic(), 0.0
         while True:
-            ready, _, _ = select.select([sock], [], [], POLL)
-            now = sandbox.usage(memory=not ready)
-            cpu, wall = now.cpu - start.cpu, time.monotonic() - began
+            if select.select([sock], [], [], POLL)[0]:
+                message = reader.read_from(sock)
+                if message is not None:
+                    self.spent_idle += max(0.0, idle)
+                    return message
+                if time.monotonic() - read_at < POLL:     # more of a long message: read on, the clocks at each POLL
+                    continue
+            now, read_at = sandbox.usage(memory=True), time.monotonic()
+            cpu, wall = now.cpu - start.cpu, read_at - began
             idle = wall - cpu - (now.waiting - start.waiting)
             if self.spent_cpu + now.cpu > limits.submission_seconds:
                 raise OverLimit(f"the submission used all of its {limits.submission_seconds:g} CPU seconds")
             if self.spent_idle + max(0.0, idle) > limits.submission_seconds:
                 raise OverLimit(f"the submission waited (slept, blocked) longer than {limits.submission_seconds:g} s in all")
-            if not ready and now.memory > self.baseline + limits.memory_bytes:
+            if now.memory > self.baseline + limits.memory_bytes:
                 raise OverLimit(f"the submission's processes held more than {limits.memory_bytes / (1 << 30):g} GiB "
                                 f"of memory together (private and shared)")
-            if cpu > budget or idle > budget + IDLE_GRACE or time.monotonic() > wall_end:
+            if cpu > budget or idle > budget + IDLE_GRACE or read_at > wall_end:
                 self.spent_idle += max(0.0, idle)
                 raise wire.Timeout
-            if ready:             # a message has begun: the rest within what is left of the budget's time
-                deadline = min(wall_end, time.monotonic() + max(0.0, budget + IDLE_GRACE - idle)) + 5
-                self.spent_idle += max(0.0, idle)
-                return wire.receive(sock, deadline, limit=limit)
 
     def begin_exercise(self) -> None:
         """The exercise's CPU budget starts now (its calls share it)."""
