@@ -295,8 +295,10 @@ def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:
             os.close(seccomp)
     who = f"uid {uid}" if os.getuid() == 0 else f"your uid {uid} mapped into the namespace"
     if run.returncode == 0:
+        from .seccomp import seccomp_filter
+        processes = "one process: new ones refused" if seccomp_filter() else "a thread limit (no seccomp filter for this CPU)"
         return True, (f"each submission in its own bubblewrap sandbox ({NAMESPACES}; read-only runtime, "
-                      f"private /tmp of {disk_bytes >> 20} MiB, a process limit; {who})")
+                      f"private /tmp of {disk_bytes >> 20} MiB, {processes}; {who})")
     why = (run.stderr.strip().splitlines() or [f"exit status {run.returncode}"])[0]
     who = f"uid {uid}" if os.getuid() == 0 else "your user"
     return False, (f"WEAKER ISOLATION: the kernel refused bubblewrap's namespaces ({why}): each submission "
