@@ -5,8 +5,8 @@ root (skipped, with the reason, when the tests run as a normal user), one by an 
 user (as root: the user ``probeuser`` — or $COURSE_TEST_USER, else ``nobody`` — through setpriv;
 as a normal user: the tests' own user) from an nbgrader ``submitted/<student>/<assignment>/``
 tree. Each holds a function that never returns and two hostile submissions: one leaves a SysV
-shared-memory segment and a /dev/shm file, runs a fork bomb, ``kill(-1)``, writes files
-everywhere and fills its /tmp; the other looks (at its first call) for that segment and file —
+shared-memory segment and a /dev/shm file, tries a fork bomb (every fork refused), ``kill(-1)``,
+writes files everywhere and fills its /tmp; the other looks (at its first call) for that segment and file —
 graded after the writer in root's class, beside it in the normal user's —, the writer's
 notebook, the gradebook, the feedback, the solutions, the grader's processes and the network.
 Beside them, honest copies of chapter 03's worked solutions pass every exercise. The normal
