@@ -40,7 +40,7 @@ def _mapped_bytes() -> int:
 
 
 def confine(spec: dict) -> None:
-    """Limit this process (and what it starts) as ``spec`` says."""
+    """Limit this process (the whole submission: the sandbox refuses new ones) as ``spec`` says."""
     # memory: the data a submission may add (heap, anonymous maps, thread stacks: RLIMIT_DATA) on
     # top of what Python, torch and course_lib hold here. The sandbox's seccomp filter keeps the
     # submission to this one process and refuses the shared memory RLIMIT_DATA does not count, so
