@@ -341,7 +341,7 @@ def test_a_sandbox_is_one_memory_cgroup_where_the_system_allows_one():
     trial = cgroup.make(1 << 30)
     if trial is None:
         pytest.skip("no memory cgroup can be made here (a normal user; cgroup v2 not delegated): "
-                    "the grader's own count of the sandbox's memory is the limit (tested above)")
+                    "the one process's own limit and the grader's count hold the sandbox's memory (tested above)")
     cgroup.remove(trial)
     limits = Limits(memory_bytes=512 << 20, disk_bytes=16 << 20)
     box = Sandbox(claim_uid(), limits.disk_bytes, True, limits.sandbox_bytes())
