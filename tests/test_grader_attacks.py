@@ -17,7 +17,8 @@ finishes too:
 * memory: three threads of 300 MiB each (together more than --memory: the kernel refuses the
   rest), and everything a per-process limit would not count, refused: a fork, a subprocess,
   shared anonymous memory, a shared map of /dev/zero, SysV shared memory, a memfd, a file in
-  /dev (read-only), more than /dev/shm's size;
+  /dev (read-only), more than /dev/shm's size; 30,000 empty files (more than the 10,000 allowed:
+  the submission ends, with the reason);
 * the grader's environment and the host's mounts, looked for everywhere the sandbox can read
   (/proc/1/environ, every process's environ, mountinfo): the canary appears in no output;
 * a feedback file that is a symbolic link: refused with a line, the rest written.
@@ -128,6 +129,13 @@ except OSError:
     pass
 """
 
+MANY_FILES = """
+import os
+os.mkdir("/tmp/many")
+for i in range(30_000):                     # empty: no tmpfs space, a kilobyte of the kernel's memory each
+    open(f"/tmp/many/{i}", "w").close()
+"""
+
 SNOOP_ENV = f"""
 import os
 seen = [open("/proc/self/mountinfo").read(), repr(dict(os.environ))]
@@ -156,6 +164,7 @@ def _notebooks(subs: Path) -> dict:
         "asleep": chapter03(subs / "asleep.ipynb", "import time\ntime.sleep(1000)"),
         "threads": chapter03(subs / "threads.ipynb", MEMORY_THREADS, replace={"make_causal_mask": guarded_mask(
             "if len(held) != 1:\n    raise AssertionError(f'held {len(held)} x 300 MiB')")}),
+        "files": chapter03(subs / "files.ipynb", MANY_FILES),
         "memory": chapter03(subs / "memory.ipynb", MEMORY_OTHER,
                             replace={"make_causal_mask": guarded_mask("if got:\n    raise AssertionError('got ' + ', '.join(got))")}),
         "snoop": chapter03(subs / "snoop.ipynb", SNOOP_ENV, replace={"make_causal_mask": guarded_mask(
@@ -245,6 +254,12 @@ def test_memory_is_one_limit_for_the_whole_sandbox(graded):
     by = rows_by(graded["out"])
     for student in ("threads", "memory"):
         assert all(r["passed"] == "True" for r in by[student].values()), by[student]
+
+
+def test_more_files_than_allowed_end_the_submission_with_the_reason(graded):
+    rows = rows_by(graded["out"])["files"]
+    for row in rows.values():
+        assert row["passed"] == "False" and "more than 10,000 files and folders" in row["reason"], rows
 
 
 def test_the_grader_environment_and_host_mounts_stay_outside(graded):

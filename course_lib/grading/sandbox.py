@@ -57,6 +57,7 @@ class Limits:
     file_bytes: int = 64 << 20            # largest file it may write
     disk_bytes: int = 256 << 20           # its private /tmp (and /dev/shm), each
     processes: int = 64                   # threads (its one process included; new processes are refused)
+    files: int = 10_000                   # files, folders and links in /tmp and /dev/shm together
 
     def sandbox_bytes(self) -> int:
         """What the whole sandbox may hold, for a memory cgroup around it: ``memory_bytes``, its
@@ -231,6 +232,7 @@ class Sandbox:
                                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                             stderr=subprocess.PIPE, **user)
         self.root_pid = self.process.pid         # the submission: every process below it (bwrap's too)
+        self.learner_pid = None                  # the learner's own (:meth:`files`)
         theirs.close()
 
     def usage(self, memory: bool = False):
@@ -241,6 +243,21 @@ class Sandbox:
 
     def cpu_seconds(self) -> float:
         return self.usage().cpu
+
+    def files(self) -> int:
+        """Files, folders and links in the sandbox's /tmp and /dev/shm together (their inodes:
+        kernel memory that no tmpfs size bounds), read through its learner's process: the
+        deepest one of the sandbox, found once it has started (it cannot start another);
+        0 without namespaces or once it has ended."""
+        from .usage import processes
+        if self.tmp is not None:
+            return 0
+        if self.learner_pid is None:
+            self.learner_pid = processes(self.root_pid)[-1]
+        try:
+            return sum(_inodes_used(f"/proc/{self.learner_pid}/root{folder}") for folder in ("/tmp", "/dev/shm"))
+        except OSError:
+            return 0
 
     def error_text(self) -> str:
         """What bwrap printed when it could not start (its first line), or the last line of the
@@ -280,6 +297,11 @@ class Sandbox:
         from . import cgroup
         cgroup.remove(self.cgroup)
         self.cgroup = None
+
+
+def _inodes_used(folder: str) -> int:
+    found = os.statvfs(folder)
+    return found.f_files - found.f_ffree
 
 
 def probe(uid: int, disk_bytes: int) -> tuple[bool, str]:

@@ -166,6 +166,7 @@ class Session:
         began = time.monotonic()
         wall_end = began + WALL_FACTOR * budget + 5
         reader = wire.Reader(limit)
+        self._count_files()                                # what the cells and calls before this one left
         if select.select([sock], [], [], QUICK)[0]:        # a quick reply (most cells): no need to read /proc
             message = reader.read_from(sock)
             if message is not None:
@@ -186,12 +187,19 @@ class Session:
                 raise OverLimit(f"the submission used all of its {limits.submission_seconds:g} CPU seconds")
             if self.spent_idle + max(0.0, idle) > limits.submission_seconds:
                 raise OverLimit(f"the submission waited (slept, blocked) longer than {limits.submission_seconds:g} s in all")
+            self._count_files()
             if now.memory > self.baseline + limits.memory_bytes:
                 raise OverLimit(f"the submission's processes held more than {limits.memory_bytes / (1 << 30):g} GiB "
                                 f"of memory together (private and shared)")
             if cpu > budget or idle > budget + IDLE_GRACE or read_at > wall_end:
                 self.spent_idle += max(0.0, idle)
                 raise wire.Timeout
+
+    def _count_files(self) -> None:
+        """OverLimit once the submission's tmpfs folders hold more than ``limits.files`` entries
+        (an empty file costs a tmpfs no space, and the kernel about a kilobyte)."""
+        if self.sandbox.files() > self.limits.files:
+            raise OverLimit(f"the submission made more than {self.limits.files:,} files and folders in /tmp and /dev/shm")
 
     def begin_exercise(self) -> None:
         """The exercise's CPU budget starts now (its calls share it)."""
