@@ -42,7 +42,8 @@ EXTERNAL_IDS = {
 
 def user_facing_files() -> list[Path]:
     files = [ROOT / "README.md", ROOT / "README.zh-CN.md", ROOT / "Makefile"]
-    files += sorted(p for p in (ROOT / "docs").rglob("*") if p.is_file())
+    files += sorted(p for p in (ROOT / "docs").rglob("*") if p.is_file() and "__pycache__" not in p.parts)   # not the
+    # bytecode of docs/site/*.py, which a test that imports them may have written by then
     files += sorted(p for p in (ROOT / "course_lib").rglob("*.py"))
     files += sorted(p for p in (ROOT / "notebooks").rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
     return files
