@@ -300,7 +300,7 @@ def _descendants(pid: int) -> dict[int, bytes]:
 
 
 def test_no_orphans_after_the_grader_is_killed(tmp_path):
-    """SIGKILL the grader while two submissions sleep in their cells: its fork server, resource
+    """SIGKILL the grader while two submissions sleep in their cells: its resource
     tracker, workers and sandboxes all end with it."""
     for name in ("one", "two", "three"):
         chapter03(tmp_path / "class" / f"{name}.ipynb", "import time\ntime.sleep(300)")

@@ -118,22 +118,3 @@ def test_a_submission_that_dies_at_start_is_named_by_its_error_not_by_traceback_
     start = time.monotonic()
     assert Sandbox.error_text(ended(orphan)) == "MemoryError: out"
     assert time.monotonic() - start < 10
-
-
-def _worker_view() -> tuple[list[str], str]:
-    """In a grader's worker: the preloaded modules it already holds, and its parent's command line."""
-    from course_lib.grading.cli import WORKER_PRELOAD
-    with open(f"/proc/{os.getppid()}/cmdline", "rb") as parent:
-        return [m for m in WORKER_PRELOAD if m in sys.modules], parent.read().decode(errors="replace")
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-def test_workers_are_forked_with_torch_and_the_checkers_already_imported():
-    """The grader's workers come from a fork server that imported torch and the checkers once
-    (cli.WORKER_PRELOAD), not each from a fresh Python that imports them again."""
-    from concurrent.futures import ProcessPoolExecutor
-    from course_lib.grading import cli
-    with ProcessPoolExecutor(1, mp_context=cli._workers_context()) as pool:
-        held, parent = pool.submit(_worker_view).result(timeout=120)
-    assert held == cli.WORKER_PRELOAD and "course_lib.grading.session" in cli.WORKER_PRELOAD
-    assert "multiprocessing.forkserver" in parent, parent

@@ -112,30 +112,11 @@ def grade_submission(sub, limits, uid: int, namespaces: bool) -> tuple[list[dict
     return rows, cell_errors, startup
 
 
-# What each worker needs before its first submission (torch and the checkers): imported once, by
-# the fork server, which forks every worker from that state. The server is a fresh Python that
-# runs nothing else (no torch operation, so no thread pool, before it forks); spawn would import
-# all of it again in each worker.
-# The first one ties the server's life to the grader's.
-WORKER_PRELOAD = ["course_lib.grading.lifeline", "course_lib.grading.session", "course_lib.exercises",
-                  "course_lib.ui.language"]
-
-
-def _workers_context():
-    """The grader's workers: forked from a server that has imported :data:`WORKER_PRELOAD`
-    (``forkserver``, POSIX), else started fresh (``spawn``)."""
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(WORKER_PRELOAD)
-    return context
-
-
 def die_with_parent() -> None:
     """This process gets SIGKILL when its parent ends, SIGKILL included (Linux's
-    PR_SET_PDEATHSIG; elsewhere nothing). Called by the fork server (``grading.lifeline``) and
-    each worker: when the grader ends, the fork server ends, then its workers, then their
-    sandboxes (bwrap's --die-with-parent), then the resource tracker (its pipe closes)."""
+    PR_SET_PDEATHSIG; elsewhere nothing). Called by each worker: when the grader ends, its
+    workers end, then their sandboxes (bwrap's --die-with-parent), then the resource tracker
+    (its pipe closes)."""
     import ctypes
     import signal
     parent = os.getppid()
@@ -260,7 +241,7 @@ def main(argv=None) -> int:
     names = feedback.names(found) if folder is not None else {}
     notes: dict[str, str] = {}                   # path -> why its feedback file was not written
     started = time.monotonic()
-    with ProcessPoolExecutor(max(1, args.jobs), mp_context=_workers_context(),
+    with ProcessPoolExecutor(max(1, args.jobs), mp_context=multiprocessing.get_context("spawn"),
                              initializer=_start_worker, initargs=(limits, namespaces)) as pool:
         futures = {pool.submit(_grade_one, f): f for f in todo}
         for future in _progress(as_completed(futures), len(futures), len(results)):
